@@ -1,0 +1,37 @@
+import { token } from '../token.ts';
+import type { SqlFragment } from '../sql.ts';
+
+export type Row = Record<string, unknown>;
+
+/** Something that runs SQL: the pool itself or an open transaction. */
+export interface Queryable {
+  /** Run one statement and return its rows (empty for statements without rows). */
+  query<T = Row>(statement: SqlFragment): Promise<T[]>;
+}
+
+/** One versioned migration of one plugin; `version` orders and identifies it. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/**
+ * The database port. One SQL dialect (Postgres 15+); adapters: storage-postgres, storage-pglite.
+ * Contract (test/contract/database.contract.ts):
+ * - `query` binds parameters, never interpolates them.
+ * - `transaction` commits when `fn` resolves and rolls back when it throws (the error is rethrown).
+ *   Transactions run at READ COMMITTED; use row locks or advisory locks for ordering.
+ * - `migrate` applies each (owner, version) exactly once, in version order, under an advisory
+ *   lock so several instances starting together are safe; re-running is a no-op.
+ */
+export interface DatabasePort extends Queryable {
+  readonly kind: 'postgres' | 'pglite';
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  migrate(owner: string, migrations: readonly Migration[]): Promise<void>;
+  /** Resolves when the database answers; used by /ready. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const Database = token<DatabasePort>('core.database');

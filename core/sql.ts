@@ -1,0 +1,72 @@
+/**
+ * A tiny SQL builder shared by every database adapter: a tagged template that turns
+ * interpolations into numbered parameters ($1, $2, ...) and lets fragments nest.
+ * One dialect (Postgres) for both adapters, so features write SQL once.
+ */
+export class SqlFragment {
+  constructor(
+    readonly strings: readonly string[],
+    readonly values: readonly unknown[],
+  ) {}
+
+  /** Render to `{text, values}` with numbered placeholders. */
+  build(): { text: string; values: unknown[] } {
+    const values: unknown[] = [];
+    const text = this.render(values);
+    return { text, values };
+  }
+
+  private render(values: unknown[]): string {
+    let text = this.strings[0] ?? '';
+    for (let i = 0; i < this.values.length; i++) {
+      const value = this.values[i];
+      if (value instanceof SqlFragment) text += value.render(values);
+      else if (value instanceof RawSql) text += value.text;
+      else {
+        values.push(toParam(value));
+        text += `$${values.length}`;
+      }
+      text += this.strings[i + 1] ?? '';
+    }
+    return text;
+  }
+}
+
+class RawSql {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * Values go to the driver as they are: both drivers serialize by the parameter type the server
+ * reports, so cast in SQL (`$1::jsonb`, `$1::text[]`) and pass objects and arrays unchanged.
+ */
+function toParam(value: unknown): unknown {
+  return value === undefined ? null : value;
+}
+
+export interface SqlTag {
+  (strings: TemplateStringsArray, ...values: unknown[]): SqlFragment;
+  /** Join fragments with a separator (default `, `). */
+  join(parts: readonly SqlFragment[], separator?: string): SqlFragment;
+  /** Trusted SQL text (identifiers, keywords). Never pass user input. */
+  raw(text: string): SqlFragment;
+  /** An empty fragment, handy for optional clauses. */
+  empty: SqlFragment;
+}
+
+export const sql: SqlTag = Object.assign(
+  (strings: TemplateStringsArray, ...values: unknown[]) => new SqlFragment(strings, values),
+  {
+    join(parts: readonly SqlFragment[], separator = ', '): SqlFragment {
+      if (parts.length === 0) return new SqlFragment([''], []);
+      const strings = [''];
+      for (let i = 1; i < parts.length; i++) strings.push(separator);
+      strings.push('');
+      return new SqlFragment(strings, parts);
+    },
+    raw(text: string): SqlFragment {
+      return new SqlFragment(['', ''], [new RawSql(text)]);
+    },
+    empty: new SqlFragment([''], []),
+  },
+);

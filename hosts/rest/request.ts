@@ -1,0 +1,46 @@
+import { ProtocolError } from '../../core/errors.ts';
+
+/** Query string as an object: a repeated key becomes an array, a single one a string. */
+export function queryObject(url: URL): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [key, value] of url.searchParams) {
+    const prior = out[key];
+    if (prior === undefined) out[key] = value;
+    else if (Array.isArray(prior)) prior.push(value);
+    else out[key] = [prior, value];
+  }
+  return out;
+}
+
+/**
+ * Read a JSON body with a byte cap enforced while streaming (a missing or lying
+ * Content-Length cannot get past it). Empty body -> undefined.
+ */
+export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+  const type = request.headers.get('content-type');
+  if (type && !/^application\/([a-z0-9.+-]+\+)?json\b/i.test(type)) {
+    throw new ProtocolError('UNSUPPORTED_MEDIA_TYPE', `Expected an application/json body, got ${type.slice(0, 80)}`, { status: 415 });
+  }
+  if (!request.body) return undefined;
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new ProtocolError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  if (size === 0) return undefined;
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks));
+  if (!text.trim()) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ProtocolError('INVALID_REQUEST', `body: malformed JSON (${(error as Error).message})`);
+  }
+}

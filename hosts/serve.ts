@@ -1,0 +1,113 @@
+import { Elysia } from 'elysia';
+import type { Deployment } from '../core/deployment.ts';
+import { Http, type HttpRoute } from '../core/http.ts';
+import { Ids } from '../core/ports/ids.ts';
+
+/** `/api/brands/{domain}/rollback` -> `/api/brands/:domain/rollback` (Elysia's syntax). */
+function elysiaPath(path: string): string {
+  return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+}
+
+export interface RunningServer {
+  readonly url: URL;
+  readonly port: number;
+  /** Stop accepting connections, wait for in-flight requests, then stop the deployment. */
+  close(): Promise<void>;
+}
+
+/**
+ * Build the one Elysia app from every route the hosts contributed. Each request gets a request
+ * id (echoed as `x-request-id`) and exactly one log line; an unexpected error is a 500 whose
+ * body names the request id, never the error.
+ */
+export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any, any, any> {
+  const routes = deployment.get(Http).list();
+  const ids = deployment.get(Ids);
+  const log = deployment.logger.child({ component: 'http' });
+  const maxBody = deployment.config.server.maxBodyBytes;
+  const app = new Elysia({ normalize: false });
+
+  const wrap = (route: HttpRoute) => async (ctx: { request: Request; params: Record<string, string>; server: any }) => {
+    const { request } = ctx;
+    const started = performance.now();
+    const incoming = request.headers.get('x-request-id');
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : ids.uuid7();
+    const ip = ctx.server?.requestIP?.(request)?.address ?? 'unknown';
+    let response: Response;
+    const declared = Number(request.headers.get('content-length') ?? 0);
+    if (declared > maxBody) {
+      response = json(413, { error: 'payload_too_large', message: `Request body exceeds ${maxBody} bytes` });
+    } else {
+      try {
+        const params: Record<string, string> = {};
+        for (const [k, val] of Object.entries(ctx.params ?? {})) params[k] = safeDecode(val);
+        response = await route.handle(request, { params, requestId, ip });
+      } catch (error) {
+        log.error({ err: error, requestId }, 'unhandled error');
+        response = json(500, { error: 'internal_error', message: `Unexpected error (request ${requestId})` });
+      }
+    }
+    response.headers.set('x-request-id', requestId);
+    const url = new URL(request.url);
+    log.info(
+      { requestId, method: request.method, path: url.pathname, status: response.status, ms: Math.round((performance.now() - started) * 10) / 10 },
+      'request',
+    );
+    return response;
+  };
+
+  for (const route of routes) {
+    const path = elysiaPath(route.path);
+    // Hosts read the raw body themselves (size-checked, validated), so Elysia must not parse it.
+    if (route.method === 'ALL') app.all(path, wrap(route) as any, { parse: 'none' } as any);
+    else app.route(route.method, path, wrap(route) as any, { config: {}, parse: 'none' } as any);
+  }
+  app.onError(({ code, request }) => {
+    if (code === 'NOT_FOUND') return json(404, { error: 'not_found', message: `No route for ${request.method} ${new URL(request.url).pathname}` });
+    if (code === 'PARSE') return json(400, { error: 'invalid_request', message: 'Malformed request' });
+    log.error({ code }, 'framework error');
+    return json(500, { error: 'internal_error', message: 'Unexpected error' });
+  });
+  return app;
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * Start the deployment and serve it. `port: 0` picks a free port (tests). SIGTERM/SIGINT
+ * handling is the caller's (see hosts/start.ts) so tests can run several servers in a process.
+ */
+export async function serve(deployment: Deployment, options: { port?: number; hostname?: string } = {}): Promise<RunningServer> {
+  await deployment.start();
+  const app = buildApp(deployment);
+  app.listen({
+    port: options.port ?? deployment.config.server.port,
+    hostname: options.hostname ?? deployment.config.server.host,
+    maxRequestBodySize: deployment.config.server.maxBodyBytes,
+  });
+  const server = app.server!;
+  let closing: Promise<void> | null = null;
+  return {
+    url: new URL(`http://${server.hostname === '0.0.0.0' ? '127.0.0.1' : server.hostname}:${server.port}`),
+    port: server.port!,
+    close() {
+      closing ??= (async () => {
+        await server.stop(false); // resolves once in-flight requests finish
+        await deployment.stop();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { PGlite } from '@electric-sql/pglite';
+import { mkdirSync } from 'node:fs';
+import * as v from 'valibot';
+import { definePlugin } from '../../core/plugin.ts';
+import { Database, type DatabasePort, type Queryable, type Migration } from '../../core/ports/database.ts';
+import type { SqlFragment } from '../../core/sql.ts';
+import { runMigrations } from '../../core/migrations.ts';
+import type { Logger } from '../../core/log.ts';
+
+export interface PgliteOptions {
+  /** Data directory on disk, or `memory://` for a throwaway database. */
+  dataDir: string;
+  /** Run everything inside this schema (tests isolate suites with it on one shared PGlite). */
+  schema?: string;
+  /** Reuse an open PGlite (tests share one per process); it is not closed by this adapter. */
+  instance?: PGlite;
+}
+
+type PgliteSession = Pick<PGlite, 'query' | 'exec'>;
+
+function wrap(db: PgliteSession): Queryable {
+  return {
+    async query<T>(statement: SqlFragment): Promise<T[]> {
+      const { text, values } = statement.build();
+      return (await db.query<T>(text, values)).rows;
+    },
+  };
+}
+
+/**
+ * A DatabasePort over embedded PGlite (Postgres compiled to WASM, in this process).
+ * PGlite has one connection: queries and transactions are serialized by PGlite itself.
+ */
+export function createPgliteDatabase(options: PgliteOptions, logger?: Logger): DatabasePort {
+  const owned = !options.instance;
+  let opening: Promise<PGlite> | null = null;
+  const open = () =>
+    (opening ??= (async () => {
+      let db = options.instance;
+      if (!db) {
+        if (!options.dataDir.startsWith('memory://')) mkdirSync(options.dataDir, { recursive: true });
+        db = await PGlite.create(options.dataDir);
+      }
+      if (options.schema) await db.exec(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
+      return db;
+    })());
+  // A shared instance may be used by several adapters (one per test suite), each with its own schema:
+  // set the search_path at the start of every unit of work.
+  const scoped = async <T>(fn: (db: PGlite) => Promise<T>): Promise<T> => {
+    const db = await open();
+    if (!options.schema) return fn(db);
+    return db.transaction(async (tx) => {
+      await tx.exec(`SET LOCAL search_path TO "${options.schema}", public`);
+      return fn(tx as unknown as PGlite);
+    });
+  };
+  return {
+    kind: 'pglite',
+    query<T>(statement: SqlFragment) {
+      return scoped((db) => wrap(db).query<T>(statement));
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const db = await open();
+      return db.transaction(async (tx) => {
+        if (options.schema) await tx.exec(`SET LOCAL search_path TO "${options.schema}", public`);
+        return fn(wrap(tx));
+      });
+    },
+    async migrate(owner: string, migrations: readonly Migration[]) {
+      const db = await open();
+      const done = await db.transaction(async (tx) => {
+        if (options.schema) await tx.exec(`SET LOCAL search_path TO "${options.schema}", public`);
+        return runMigrations(
+          {
+            exec: async (script) => {
+              await tx.exec(script);
+            },
+            rows: async (text, values) => (await tx.query<any>(text, values)).rows,
+          },
+          owner,
+          migrations,
+        );
+      });
+      if (done.length) logger?.info({ migrations: done }, 'migrations applied');
+    },
+    async ping() {
+      await scoped((db) => db.query('SELECT 1'));
+    },
+    async close() {
+      if (owned && opening) await (await opening).close();
+    },
+  };
+}
+
+export default definePlugin({
+  name: 'storage-pglite',
+  provides: [Database],
+  options: v.object({
+    dataDir: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
+    schema: v.optional(v.pipe(v.string(), v.regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a plain lowercase identifier'))),
+    instance: v.optional(v.custom<PGlite>((x) => x instanceof PGlite, 'must be a PGlite instance')),
+  }),
+  register(ctx) {
+    ctx.provide(Database, createPgliteDatabase(ctx.options, ctx.logger));
+  },
+  async start(ctx) {
+    const started = performance.now();
+    await ctx.get(Database).ping();
+    ctx.logger.info({ dataDir: ctx.options.dataDir, ms: Math.round(performance.now() - started) }, 'PGlite ready');
+  },
+  async stop(ctx) {
+    await ctx.get(Database).close();
+  },
+});

@@ -1,0 +1,82 @@
+import { describe, beforeAll, afterAll } from 'bun:test';
+import { PGlite } from '@electric-sql/pglite';
+import postgres from 'postgres';
+import type { DatabasePort } from '../../core/ports/database.ts';
+import type { PluginInstance } from '../../core/plugin.ts';
+import storagePglite, { createPgliteDatabase } from '../../plugins/storage-pglite/index.ts';
+import storagePostgres, { createPostgresDatabase } from '../../plugins/storage-postgres/index.ts';
+
+export type AdapterName = 'pglite' | 'postgres';
+
+let shared: Promise<PGlite> | null = null;
+/** One in-memory PGlite per test process (creating one costs seconds and hundreds of MB). */
+export function sharedPglite(): Promise<PGlite> {
+  return (shared ??= PGlite.create('memory://'));
+}
+
+export const DATABASE_URL = process.env.DATABASE_URL;
+
+/** Adapters that can run here; Postgres only when DATABASE_URL is set (.ci/run sets it). */
+export function adapterNames(): AdapterName[] {
+  return DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+}
+
+let counter = 0;
+export function uniqueSchema(prefix: string): string {
+  return `t_${prefix.replace(/[^a-z0-9]/g, '_')}_${process.pid}_${Date.now().toString(36)}_${counter++}`;
+}
+
+/** A storage plugin for a preset under test, isolated in its own schema. */
+export async function storagePlugin(adapter: AdapterName, schema: string): Promise<PluginInstance<any>> {
+  if (adapter === 'postgres') return storagePostgres({ url: DATABASE_URL!, schema, max: 20 });
+  return storagePglite({ dataDir: 'memory://', schema, instance: await sharedPglite() });
+}
+
+/** A bare DatabasePort for contract tests. */
+export async function openDatabase(adapter: AdapterName, schema: string, max = 20): Promise<DatabasePort> {
+  if (adapter === 'postgres') return createPostgresDatabase({ url: DATABASE_URL!, schema, max });
+  return createPgliteDatabase({ dataDir: 'memory://', schema, instance: await sharedPglite() });
+}
+
+/** Drop a test schema (Postgres keeps them across runs otherwise). */
+export async function dropSchema(adapter: AdapterName, schema: string): Promise<void> {
+  if (adapter === 'postgres') {
+    const sql = postgres(DATABASE_URL!, { max: 1, onnotice: () => {} });
+    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await sql.end();
+  } else {
+    await (await sharedPglite()).exec(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  }
+}
+
+/**
+ * Run a suite once per adapter that can run here. `setup` receives the adapter name and a fresh
+ * schema; whatever it returns is handed to the tests through the getter.
+ */
+export function forEachDatabase<T>(
+  title: string,
+  setup: (adapter: AdapterName, schema: string) => Promise<T>,
+  teardown: (value: T) => Promise<void>,
+  body: (get: () => T, adapter: AdapterName) => void,
+): void {
+  if (!DATABASE_URL) {
+    describe(`${title} [postgres]`, () => {
+      // Stated reason, visible in the output.
+      describe.skip('skipped: DATABASE_URL is not set (.ci/run sets it)', () => {});
+    });
+  }
+  for (const adapter of adapterNames()) {
+    describe(`${title} [${adapter}]`, () => {
+      const schema = uniqueSchema(title.toLowerCase().slice(0, 20));
+      let value: T;
+      beforeAll(async () => {
+        value = await setup(adapter, schema);
+      });
+      afterAll(async () => {
+        if (value !== undefined) await teardown(value);
+        await dropSchema(adapter, schema);
+      });
+      body(() => value, adapter);
+    });
+  }
+}

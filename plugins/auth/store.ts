@@ -1,0 +1,80 @@
+import { sql } from '../../core/sql.ts';
+import type { Queryable } from '../../core/ports/database.ts';
+import type { Principal, Tier } from '../../core/ports/auth.ts';
+import { defaultIds } from '../../core/ports/ids.ts';
+
+export interface Organization {
+  id: string;
+  name: string;
+  tier: Tier;
+}
+
+/** SHA-256 of a credential; the only form in which keys are stored. */
+export function hashKey(key: string): Buffer {
+  return new Bun.CryptoHasher('sha256').update(key).digest() as Buffer;
+}
+
+export async function createOrganization(db: Queryable, input: { name: string; tier: Tier }): Promise<Organization> {
+  const id = defaultIds.uuid7();
+  await db.query(sql`INSERT INTO organizations (id, name, tier) VALUES (${id}::uuid, ${input.name}::text, ${input.tier}::text)`);
+  return { id, name: input.name, tier: input.tier };
+}
+
+export async function findOrganization(db: Queryable, idOrName: string): Promise<Organization | null> {
+  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrName);
+  const rows = await db.query<Organization>(
+    isUuid
+      ? sql`SELECT id::text, name, tier FROM organizations WHERE id = ${idOrName}::uuid`
+      : sql`SELECT id::text, name, tier FROM organizations WHERE lower(name) = lower(${idOrName}::text)`,
+  );
+  return rows[0] ?? null;
+}
+
+export async function createUser(db: Queryable, input: { orgId: string; name: string; email?: string }): Promise<{ id: string }> {
+  const id = defaultIds.uuid7();
+  await db.query(sql`INSERT INTO users (id, org_id, name, email) VALUES (${id}::uuid, ${input.orgId}::uuid, ${input.name}::text, ${input.email ?? null}::text)`);
+  return { id };
+}
+
+/**
+ * Mint an API key for an organization. The plaintext is returned once and never stored:
+ * `{namespace}_` + 43 characters of base64url (256 random bits).
+ */
+export async function createApiKey(
+  db: Queryable,
+  input: { orgId: string; name: string; userId?: string; namespace?: string },
+): Promise<{ id: string; key: string; prefix: string }> {
+  const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url');
+  const key = `${input.namespace ?? 'proto'}_${secret}`;
+  const prefix = key.slice(0, key.indexOf('_') + 7);
+  const id = defaultIds.uuid7();
+  await db.query(sql`
+    INSERT INTO api_keys (id, org_id, user_id, name, prefix, key_hash)
+    VALUES (${id}::uuid, ${input.orgId}::uuid, ${input.userId ?? null}::uuid, ${input.name}::text, ${prefix}::text, ${hashKey(key)}::bytea)`);
+  return { id, key, prefix };
+}
+
+export async function revokeApiKey(db: Queryable, id: string): Promise<boolean> {
+  const rows = await db.query(sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${id}::uuid AND revoked_at IS NULL RETURNING id`);
+  return rows.length > 0;
+}
+
+/** The principal behind a key, or null. The lookup is by hash (an index probe), so timing reveals nothing about stored keys. */
+export async function principalForKey(db: Queryable, key: string): Promise<Principal | null> {
+  const rows = await db.query<{ key_id: string; org_id: string; org_name: string; tier: Tier; user_id: string | null; user_name: string | null }>(sql`
+    SELECT k.id::text AS key_id, o.id::text AS org_id, o.name AS org_name, o.tier, u.id::text AS user_id, u.name AS user_name
+    FROM api_keys k
+    JOIN organizations o ON o.id = k.org_id
+    LEFT JOIN users u ON u.id = k.user_id
+    WHERE k.key_hash = ${hashKey(key)}::bytea AND k.revoked_at IS NULL`);
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    id: row.user_id ? `user:${row.user_id}` : `org:${row.org_id}`,
+    orgId: row.org_id,
+    orgName: row.org_name,
+    tier: row.tier,
+    kind: 'api_key',
+    ...(row.user_id ? { userId: row.user_id, userName: row.user_name ?? undefined } : {}),
+  };
+}

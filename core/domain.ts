@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { toASCII, toUnicode } from 'tr46';
+import { TtlCache } from './cache.ts';
 
 /** Why a domain was refused; the message is safe to show to the caller. */
 export class DomainError extends Error {
@@ -41,6 +42,25 @@ export function isMixedScript(label: string): boolean {
  * labels; no IP literals; no mixed-script labels (homograph defence).
  */
 export function normalizeDomain(input: string): string {
+  const memo = memoized.get(input);
+  if (memo !== undefined) {
+    if (memo instanceof DomainError) throw memo;
+    return memo;
+  }
+  try {
+    const out = normalizeUncached(input);
+    memoized.set(input, out);
+    return out;
+  } catch (error) {
+    if (error instanceof DomainError) memoized.set(input, error);
+    throw error;
+  }
+}
+
+// IDNA processing costs tens of microseconds; hot lookups repeat the same few inputs.
+const memoized = new TtlCache<string, string | DomainError>(10_000, 3_600_000);
+
+function normalizeUncached(input: string): string {
   if (typeof input !== 'string') throw new DomainError('must be a string');
   if (input.length > 512) throw new DomainError('is too long');
   if (CONTROL.test(input)) throw new DomainError('contains control characters');

@@ -1,13 +1,14 @@
 import { defineEndpoint, Reply, type EndpointDefinition } from '../../core/endpoint.ts';
 import { sql } from '../../core/sql.ts';
 import { findEntry, type Entry } from '../registry-revisions/store.ts';
+import type { EntryCache } from '../registry-revisions/cache.ts';
 import { revisionEndpoints, SAVE_LIMIT, type RevisionDeps } from '../registry-revisions/endpoints.ts';
 import { likePattern } from '../registry-revisions/search.ts';
 import { BRAND_TABLES } from './tables.ts';
 import { registryItem, resolution } from './resolve.ts';
 import * as s from './schemas.ts';
 
-export function brandEndpoints(deps: RevisionDeps): EndpointDefinition[] {
+export function brandEndpoints(deps: RevisionDeps, cache: EntryCache<any>): EndpointDefinition[] {
   const { db } = deps;
   const tags = ['Brands'];
   const shared = revisionEndpoints<s.BrandData, s.SaveBody>(
@@ -35,6 +36,7 @@ export function brandEndpoints(deps: RevisionDeps): EndpointDefinition[] {
           : { success: true, message: `Brand ${domain} updated`, domain, id: entry.id, revision_number: entry.revision_number },
     },
     deps,
+    cache,
   );
 
   return [

@@ -1,13 +1,14 @@
 import { defineEndpoint, type EndpointDefinition } from '../../core/endpoint.ts';
 import { sql } from '../../core/sql.ts';
 import type { Entry } from '../registry-revisions/store.ts';
+import type { EntryCache } from '../registry-revisions/cache.ts';
 import { revisionEndpoints, type RevisionDeps } from '../registry-revisions/endpoints.ts';
 import { likePattern } from '../registry-revisions/search.ts';
 import { PROPERTY_TABLES } from './tables.ts';
 import { propertyEvents, resolution, toData } from './model.ts';
 import * as s from './schemas.ts';
 
-export function propertyEndpoints(deps: RevisionDeps): EndpointDefinition[] {
+export function propertyEndpoints(deps: RevisionDeps, cache: EntryCache<any>): EndpointDefinition[] {
   const { db } = deps;
   const shared = revisionEndpoints<s.PropertyData, s.SaveBody>(
     {
@@ -26,6 +27,7 @@ export function propertyEndpoints(deps: RevisionDeps): EndpointDefinition[] {
           : { success: true, message: `Properties of ${domain} updated`, id: entry.id, revision_number: entry.revision_number },
     },
     deps,
+    cache,
   );
 
   return [

@@ -9,6 +9,7 @@ import type { EventLogPort, NewEvent } from '../../core/ports/events.ts';
 import type { Principal } from '../../core/ports/auth.ts';
 import { domainSchema } from '../../core/domain.ts';
 import { qInt } from '../../core/endpoint.ts';
+import { EntryCache } from './cache.ts';
 import { findEntries, findEntry, history, rollbackEntry, saveEntry, type Entry, type RevisionTables, type SaveOutcome } from './store.ts';
 
 export interface RevisionDeps {
@@ -58,20 +59,24 @@ export const SAVE_LIMIT = { name: 'save', per: 'principal', limit: 60, windowSec
  * The endpoints every revisioned resource shares: resolve, bulk resolve, history, save and
  * rollback. Saves and rollbacks write the entry, its revision and its feed events in one transaction.
  */
-export function revisionEndpoints<D, B extends { edit_summary?: string }>(r: RevisionedResource<D, B>, deps: RevisionDeps) {
+export function revisionEndpoints<D, B extends { edit_summary?: string }>(r: RevisionedResource<D, B>, deps: RevisionDeps, cache: EntryCache<D>) {
   const { db } = deps;
   const tags = [r.tag];
   const noun = r.tables.noun;
   const notFound = (domain: string) => new Reply(404, { error: 'not_found', message: `No ${noun} is registered for ${domain}`, domain });
   const rateLimits = [{ ...SAVE_LIMIT, name: `${noun}.save` }];
 
-  const write = (principal: Principal, fn: (tx: Queryable) => Promise<SaveOutcome<D>>) =>
-    db.transaction(async (tx) => {
-      const outcome = await fn(tx);
-      const events = r.events(outcome, principal.id);
+  const write = async (principal: Principal, fn: (tx: Queryable) => Promise<SaveOutcome<D>>) => {
+    const outcome = await db.transaction(async (tx) => {
+      const result = await fn(tx);
+      const events = r.events(result, principal.id);
       if (events.length) await deps.events()?.append(tx, events);
-      return outcome;
+      return result;
     });
+    // Read-your-writes on this instance without waiting for the NOTIFY round trip.
+    cache.invalidate(outcome.entry.domain);
+    return outcome;
+  };
 
   const save = async (body: B, principal: Principal) => {
     const domain = r.domainOf(body);
@@ -95,7 +100,7 @@ export function revisionEndpoints<D, B extends { edit_summary?: string }>(r: Rev
       query: domainQuery,
       errors: [404],
       async handler({ query }) {
-        const entry = await findEntry<D>(db, r.tables, query.domain);
+        const entry = await cache.get(query.domain, (domain) => findEntry<D>(db, r.tables, domain));
         return entry ? r.resolution(entry) : notFound(query.domain);
       },
     }),

@@ -2,6 +2,7 @@ import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { Principal } from '../../core/ports/auth.ts';
 import { ProtocolError } from '../../core/errors.ts';
+import { announceChange } from './cache.ts';
 
 /**
  * Revision-tracked registry entries (brands, hosted properties): one current row per domain plus
@@ -103,6 +104,7 @@ export async function saveEntry<D>(
     RETURNING id::text, domain, source, data, authoritative, owner_org_id::text, revision_number, created_at, updated_at`);
   if (inserted[0]) {
     await appendRevision(tx, tables, inserted[0], editor);
+    await announceChange(tx, tables.entries, domain);
     return { created: true, entry: inserted[0] };
   }
   const current = await lockEntry<D>(tx, tables, domain);
@@ -115,6 +117,7 @@ export async function saveEntry<D>(
     WHERE id = ${current.id}::uuid
     RETURNING id::text, domain, source, data, authoritative, owner_org_id::text, revision_number, created_at, updated_at`);
   await appendRevision(tx, tables, entry!, editor);
+  await announceChange(tx, tables.entries, domain);
   return { created: false, entry: entry!, previous: current.data };
 }
 
@@ -133,6 +136,7 @@ export async function rollbackEntry<D>(tx: Queryable, tables: RevisionTables, do
     WHERE id = ${current.id}::uuid
     RETURNING id::text, domain, source, data, authoritative, owner_org_id::text, revision_number, created_at, updated_at`);
   await appendRevision(tx, tables, entry!, editor, to);
+  await announceChange(tx, tables.entries, domain);
   return { created: false, entry: entry!, previous: current.data };
 }
 
@@ -234,6 +238,7 @@ export async function recordAuthoritative<D>(
       SET source = EXCLUDED.source, data = EXCLUDED.data, authoritative = EXCLUDED.authoritative, updated_at = EXCLUDED.updated_at
     RETURNING id::text, domain, source, data, authoritative, owner_org_id::text, revision_number, created_at, updated_at,
               (xmax = 0) AS inserted`);
+  await announceChange(tx, tables.entries, domain);
   const { inserted, ...entry } = rows[0]!;
   return { created: inserted, entry: entry as Entry<D> };
 }

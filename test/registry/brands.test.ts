@@ -1,4 +1,4 @@
-import { expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from '../../core/sql.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Ids } from '../../core/ports/ids.ts';
@@ -6,7 +6,7 @@ import auth from '../../plugins/auth/index.ts';
 import registryBrands from '../../plugins/registry-brands/index.ts';
 import restHost from '../../hosts/rest/index.ts';
 import { recordBrandJson } from '../../plugins/registry-brands/authoritative.ts';
-import { forEachDatabase } from '../support/db.ts';
+import { DATABASE_URL, dropSchema, forEachDatabase, uniqueSchema } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { newKey } from '../support/principals.ts';
 
@@ -197,3 +197,38 @@ forEachDatabase(
     });
   },
 );
+
+describe.skipIf(!DATABASE_URL)('brand resolve cache across two instances on one Postgres', () => {
+  const schema = uniqueSchema('brandcache');
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    a = await startServer('postgres', schema, [auth(), registryBrands(), restHost()]);
+    b = await startServer('postgres', schema, [auth(), registryBrands(), restHost()]);
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await dropSchema('postgres', schema);
+  });
+
+  test('a save on one instance invalidates the cached resolution on the other', async () => {
+    const { key } = await newKey(a.deployment);
+    expect((await b.fetch('/api/brands/resolve?domain=cached.example')).status).toBe(404); // cached miss on B
+    await a.fetch('/api/brands/save', { method: 'POST', token: key, json: { domain: 'cached.example', brand_name: 'First' } });
+    expect((await a.fetch('/api/brands/resolve?domain=cached.example')).status).toBe(200); // read-your-writes on A
+    let seen = 404;
+    for (let i = 0; i < 100 && seen !== 200; i++) {
+      seen = (await b.fetch('/api/brands/resolve?domain=cached.example')).status;
+      if (seen !== 200) await Bun.sleep(20);
+    }
+    expect(seen).toBe(200);
+    await a.fetch('/api/brands/save', { method: 'POST', token: key, json: { domain: 'cached.example', brand_name: 'Second' } });
+    let name = '';
+    for (let i = 0; i < 100 && name !== 'Second'; i++) {
+      name = (await (await b.fetch('/api/brands/resolve?domain=cached.example')).json()).brand_name;
+      if (name !== 'Second') await Bun.sleep(20);
+    }
+    expect(name).toBe('Second');
+  });
+});

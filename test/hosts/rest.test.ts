@@ -94,3 +94,28 @@ test('SIGTERM drains in-flight requests before the process exits', async () => {
   expect(await proc.exited).toBe(0);
   await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
 }, 60_000);
+
+test('exactly one JSON log line per request, carrying the request id, with no query string or credentials', async () => {
+  const pino = (await import('pino')).default;
+  const { assemble } = await import('../../core/deployment.ts');
+  const { definePreset } = await import('../../core/config.ts');
+  const { buildApp } = await import('../../hosts/serve.ts');
+  const { storagePlugin, uniqueSchema, dropSchema } = await import('../support/db.ts');
+  const lines: string[] = [];
+  const logger = pino({ level: 'info', base: undefined }, { write: (line: string) => void lines.push(line) });
+  const schema = uniqueSchema('accesslog');
+  const deployment = await assemble(definePreset({ name: 'log', plugins: [await storagePlugin('pglite', schema), auth(), registryBrands(), restHost()] }), { logger, env: {} });
+  await deployment.start();
+  const app = buildApp(deployment);
+  lines.length = 0;
+  await app.handle(new Request('http://localhost/api/brands/resolve?domain=secret-query.example', { headers: { 'x-request-id': 'req-1', authorization: 'Bearer proto_secret' } }));
+  await app.handle(new Request('http://localhost/health', { headers: { 'x-request-id': 'req-2' } }));
+  const entries = lines.map((l) => JSON.parse(l)).filter((e) => e.msg === 'request');
+  expect(entries.map((e) => [e.requestId, e.method, e.path, e.status])).toEqual([
+    ['req-1', 'GET', '/api/brands/resolve', 404],
+    ['req-2', 'GET', '/health', 200],
+  ]);
+  expect(lines.join('')).not.toContain('secret');
+  await deployment.stop();
+  await dropSchema('pglite', schema);
+});

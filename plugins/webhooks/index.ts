@@ -12,6 +12,8 @@ import { Http } from '../../core/http.ts';
 import { WebhookOutbox } from '../../core/ports/webhook-outbox.ts';
 import { WebhookInbox, type ReceivedWebhook } from '../../core/ports/webhook-inbox.ts';
 import { createOutbox } from './outbox.ts';
+import { createTaskNotifier } from './notifier.ts';
+import { TaskNotifier } from '../../core/ports/task-notifier.ts';
 import { createDeliveryWorker } from './worker.ts';
 import { createWebhookVerifier, MAX_WEBHOOK_BYTES } from './rfc9421/verify.ts';
 import { createReplayStore, createRevocationList, purgeReplayNonces } from './receiver-stores.ts';
@@ -78,7 +80,7 @@ export type WebhooksOptions = v.InferInput<typeof options>;
  */
 export default definePlugin({
   name: 'webhooks',
-  provides: [WebhookOutbox, WebhookInbox],
+  provides: [WebhookOutbox, WebhookInbox, TaskNotifier],
   requires: [Database, Http],
   optional: [Signer, HmacSigner, Crawler, KeyResolver],
   options,
@@ -89,7 +91,9 @@ export default definePlugin({
     const ids = ctx.tryGet(Ids) ?? defaultIds;
     const ns = ctx.config.protocol.namespace;
     const o = ctx.options.outbox;
-    ctx.provide(WebhookOutbox, createOutbox({ ids, clock, hmac: ctx.tryGet(HmacSigner) }, { horizonSeconds: o.horizonHours * 3600 }));
+    const outbox = createOutbox({ ids, clock, hmac: ctx.tryGet(HmacSigner) }, { horizonSeconds: o.horizonHours * 3600 });
+    ctx.provide(WebhookOutbox, outbox);
+    ctx.provide(TaskNotifier, createTaskNotifier(outbox, ids));
 
     const handlers: Array<(tx: Queryable, e: ReceivedWebhook) => Promise<void> | void> = [];
     ctx.provide(WebhookInbox, { subscribe: (h) => void handlers.push(h) });

@@ -76,7 +76,7 @@ export async function mcpClient(server: TestServer, token: string | null, path =
 }
 
 export async function a2aClient(server: TestServer, token: string | null, prefix = ''): Promise<TaskClient> {
-  const client = await new ClientFactory().createFromUrl(server.base + prefix);
+  const client = await new ClientFactory().createFromUrl(server.base, `${prefix}/.well-known/agent-card.json`);
   const options = { serviceParameters: token ? { authorization: `Bearer ${token}` } : {} } as any;
   return {
     host: 'a2a',

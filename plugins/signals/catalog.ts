@@ -132,10 +132,13 @@ export async function countSignals(db: Queryable): Promise<number> {
   return row?.n ?? 0;
 }
 
-/** Words of a free-text spec as an OR prefix query (`suv:* | shopper:*`); empty when nothing usable. */
+/**
+ * Words of a free-text spec as an OR query; words of 4+ letters also match as prefixes
+ * (`shop` finds `shoppers`), shorter ones only exactly (`new` must not find `news`).
+ */
 export function specQuery(spec: string): string {
   const words = [...new Set(spec.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].filter((w) => w.length > 1).slice(0, 32);
-  return words.map((w) => `${w}:*`).join(' | ');
+  return words.map((w) => (w.length >= 4 ? `${w}:*` : w)).join(' | ');
 }
 
 export interface SearchFilters {

@@ -140,6 +140,8 @@ CREATE TABLE registry_operators (
   brand_json jsonb,
   brand_json_valid boolean NOT NULL DEFAULT false,
   house_name text,
+  -- house and brand display names (for /api/search)
+  brand_names text[] NOT NULL DEFAULT '{}',
   updated_at timestamptz NOT NULL DEFAULT now()
 );
 

@@ -1,9 +1,12 @@
 import { definePreset } from '../core/config.ts';
 import { storageFor } from './storage.ts';
+import { searchFor } from './search.ts';
 import restHost from '../hosts/rest/index.ts';
+import auth from '../plugins/auth/index.ts';
+import registryAgents from '../plugins/registry-agents/index.ts';
 
 /** Self-hosted registry: embedded PGlite by default, Postgres when DATABASE_URL is set. */
 export default definePreset({
   name: 'registry',
-  plugins: [storageFor, restHost({ title: 'Registry API' })],
+  plugins: [storageFor, auth(), searchFor, registryAgents(), restHost({ title: 'Registry API' })],
 });

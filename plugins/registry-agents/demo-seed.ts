@@ -143,7 +143,8 @@ export async function seedDemo(db: DatabasePort, search: SearchPort | undefined,
     };
     agents.push(agent);
     // Sales-type agents carry most inventory; a few "networks" carry a lot.
-    const nPubs = type === 'sales' ? (r.next() < 0.05 ? 5 + r.int(20) : 1 + r.int(3)) : r.next() < 0.5 ? 1 : 0;
+    // Every agent is named by at least one publisher, so every agent has an inventory profile.
+    const nPubs = type === 'sales' ? (r.next() < 0.05 ? 5 + r.int(20) : 1 + r.int(3)) : 1;
     const seenProps = new Set<string>();
     const pubs = new Set<number>();
     const markets = new Set<string>(r.some(MARKETS, 1, 3, true));

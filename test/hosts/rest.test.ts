@@ -4,13 +4,16 @@ import auth from '../../plugins/auth/index.ts';
 import registryBrands from '../../plugins/registry-brands/index.ts';
 import registryProperties from '../../plugins/registry-properties/index.ts';
 import restHost from '../../hosts/rest/index.ts';
+import registryAgents from '../../plugins/registry-agents/index.ts';
+import { searchFor } from '../../config/search.ts';
 import { Endpoints } from '../../core/endpoint.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 
 forEachDatabase(
   'REST host',
-  (adapter, schema) => startServer(adapter, schema, [auth(), registryBrands(), registryProperties(), restHost()], { env: { MAX_BODY_BYTES: '4096' } }),
+  (adapter, schema) =>
+    startServer(adapter, schema, [auth(), searchFor, registryBrands(), registryProperties(), registryAgents(), restHost()], { env: { MAX_BODY_BYTES: '4096' } }),
   (s) => s.close(),
   (get) => {
     const s = (): TestServer => get();

@@ -347,7 +347,7 @@ describe('conformance vectors: adagents.json discovery redirects (reference/test
         expect(withoutPort(res.url)).toBe(v.expected.final_url!);
       } else {
         const e = await refusal(work);
-        const expected: Record<string, string> = {
+        const expected: Record<string, CrawlerError["code"]> = {
           cross_registrable_domain: 'redirect_refused',
           scheme_downgrade: 'redirect_refused',
           too_many_redirects: 'too_many_redirects',

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { definePlugin } from '../../core/plugin.ts';
+import { sql } from '../../core/sql.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { Endpoints } from '../../core/endpoint.ts';
 import { Database } from '../../core/ports/database.ts';
@@ -74,8 +75,10 @@ export default definePlugin({
       ...crawlEndpoints({ db: ctx.get(Database), crawler: ctx.get(Crawler), limiter: ctx.get(RateLimiter), clock: ctx.get(Clock), ids: ctx.get(Ids), settings }),
     );
   },
-  start(ctx) {
+  async start(ctx) {
     const db = ctx.get(Database);
+    const [model] = await db.query<{ present: boolean }>(sql`SELECT to_regclass('registry_publishers') IS NOT NULL AS present`);
+    if (!model?.present) ctx.logger.error('registry tables are missing: add the registry-agents plugin (it owns them) or crawls will fail');
     const settings = settingsFrom(ctx.options);
     const deps: WorkerDeps = {
       db,

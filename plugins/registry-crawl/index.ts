@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { definePlugin } from '../../core/plugin.ts';
 import { sql } from '../../core/sql.ts';
+import type { Token } from '../../core/token.ts';
+import type { Logger } from '../../core/log.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { Endpoints } from '../../core/endpoint.ts';
 import { Database } from '../../core/ports/database.ts';
@@ -54,6 +56,29 @@ export function settingsFrom(o: CrawlPluginOptions): JobSettings {
   };
 }
 
+interface PortSource {
+  get<T>(token: Token<T>): T;
+  tryGet<T>(token: Token<T>): T | undefined;
+  logger: Logger;
+}
+
+/** Everything a crawl worker needs, from a deployment (the plugin, the CLI). */
+export function workerDeps(source: PortSource, o: CrawlPluginOptions): WorkerDeps {
+  const db = source.get(Database);
+  return {
+    db,
+    crawler: source.get(Crawler),
+    events: source.get(EventLog),
+    projection: source.tryGet(DiscoveryProjection) ?? createDiscoveryProjection(db, () => source.tryGet(Search)),
+    validator: createDocumentValidator(),
+    clock: source.get(Clock),
+    logger: source.logger,
+    origin: o.origin,
+    ids: source.get(Ids),
+    settings: settingsFrom(o),
+  };
+}
+
 const running = new WeakMap<object, Array<() => Promise<void> | void>>();
 
 /**
@@ -79,19 +104,7 @@ export default definePlugin({
     const db = ctx.get(Database);
     const [model] = await db.query<{ present: boolean }>(sql`SELECT to_regclass('registry_publishers') IS NOT NULL AS present`);
     if (!model?.present) ctx.logger.error('registry tables are missing: add the registry-agents plugin (it owns them) or crawls will fail');
-    const settings = settingsFrom(ctx.options);
-    const deps: WorkerDeps = {
-      db,
-      crawler: ctx.get(Crawler),
-      events: ctx.get(EventLog),
-      projection: ctx.tryGet(DiscoveryProjection) ?? createDiscoveryProjection(db, () => ctx.tryGet(Search)),
-      validator: createDocumentValidator(),
-      clock: ctx.get(Clock),
-      logger: ctx.logger,
-      origin: ctx.options.origin,
-      ids: ctx.get(Ids),
-      settings,
-    };
+    const deps = workerDeps(ctx, ctx.options);
     const stops: Array<() => Promise<void> | void> = [];
     const name = ctx.options.workerName ?? `${hostname()}:${process.pid}`;
     if (ctx.options.workers > 0) {

@@ -5,6 +5,7 @@ import crawlerHttp from '../plugins/crawler-http/index.ts';
 import rateLimit from '../plugins/rate-limit/index.ts';
 import registryFeed from '../plugins/registry-feed/index.ts';
 import registryCrawl from '../plugins/registry-crawl/index.ts';
+import registryProbes from '../plugins/registry-probes/index.ts';
 
 /**
  * Self-hosted registry: embedded PGlite by default, Postgres when DATABASE_URL is set.
@@ -13,5 +14,5 @@ import registryCrawl from '../plugins/registry-crawl/index.ts';
  */
 export default definePreset({
   name: 'registry',
-  plugins: [storageFor, crawlerHttp(), rateLimit(), registryFeed(), registryCrawl(), restHost({ title: 'Registry API' })],
+  plugins: [storageFor, crawlerHttp(), rateLimit(), registryFeed(), registryCrawl(), registryProbes(), restHost({ title: 'Registry API' })],
 });

@@ -27,6 +27,13 @@ export type FetchedDocument =
 /** A failure worth retrying (network, timeout, 5xx) as opposed to a verdict about the file. */
 export class TransientCrawlError extends Error {
   override name = 'TransientCrawlError';
+  constructor(
+    message: string,
+    /** The upstream did not answer in time (probes map this to 504, other failures to 502). */
+    readonly timeout = false,
+  ) {
+    super(message);
+  }
 }
 
 async function get(crawler: CrawlerPort, url: string, request: OutboundRequest) {
@@ -34,7 +41,7 @@ async function get(crawler: CrawlerPort, url: string, request: OutboundRequest) 
     return await crawler.fetch(url, { timeoutMs: LIMITS.timeoutMs, ...request });
   } catch (error) {
     if (error instanceof CrawlerError && ['timeout', 'connection_failed', 'dns_failed'].includes(error.code)) {
-      throw new TransientCrawlError(`${url}: ${error.message}`);
+      throw new TransientCrawlError(`${url}: ${error.message}`, error.code === 'timeout');
     }
     throw error;
   }
@@ -72,10 +79,10 @@ const isPointer = (doc: unknown): doc is { authoritative_location: string } =>
   !!doc && typeof doc === 'object' && typeof (doc as Record<string, unknown>).authoritative_location === 'string' && !('authorized_agents' in (doc as object));
 
 /** Follow a pointer file once: the named URL must answer itself (no redirects) with a full document. */
-async function dereference(crawler: CrawlerPort, pointer: FetchedDocument & { kind: 'document' }, validate: (doc: unknown) => SchemaIssue[], maxBytes: number): Promise<FetchedDocument> {
+async function dereference(crawler: CrawlerPort, pointer: FetchedDocument & { kind: 'document' }, validate: (doc: unknown) => SchemaIssue[], maxBytes: number, timeoutMs = LIMITS.timeoutMs): Promise<FetchedDocument> {
   if (pointer.issues.length || !isPointer(pointer.doc)) return pointer;
   const target = pointer.doc.authoritative_location;
-  const next = await fetchJson(crawler, target, { maxBytes, maxRedirects: 0, redirectPolicy: 'any-public' }, validate, 'authoritative_location');
+  const next = await fetchJson(crawler, target, { maxBytes, maxRedirects: 0, redirectPolicy: 'any-public', timeoutMs }, validate, 'authoritative_location');
   if (next.kind === 'missing') return { kind: 'document', doc: null, issues: [{ path: '/authoritative_location', message: `${target} answered ${next.status}` }], url: target, source: 'authoritative_location' };
   if (isPointer(next.doc)) return { ...next, issues: [{ path: '/authoritative_location', message: 'the authoritative file is itself a pointer' }] };
   return next;
@@ -97,20 +104,20 @@ export function managerDomains(adsTxt: string): string[] {
  * redirects), its `authoritative_location` when it is a pointer, and on 404 the `ads.txt`
  * MANAGERDOMAIN's file.
  */
-export async function fetchAdagents(crawler: CrawlerPort, domain: string, validator: DocumentValidator, origin = DEFAULT_ORIGIN): Promise<FetchedDocument> {
+export async function fetchAdagents(crawler: CrawlerPort, domain: string, validator: DocumentValidator, origin = DEFAULT_ORIGIN, timeoutMs = LIMITS.timeoutMs): Promise<FetchedDocument> {
   const validate = (doc: unknown) => validator.adagents(doc);
   const wellKnown = await fetchJson(
     crawler,
     `${originOf(origin, domain)}/.well-known/adagents.json`,
-    { maxBytes: LIMITS.adagentsBytes, maxRedirects: LIMITS.redirects, redirectPolicy: 'same-site' },
+    { maxBytes: LIMITS.adagentsBytes, maxRedirects: LIMITS.redirects, redirectPolicy: 'same-site', timeoutMs },
     validate,
     'adagents_json',
   );
-  if (wellKnown.kind === 'document') return dereference(crawler, wellKnown, validate, LIMITS.authoritativeBytes);
+  if (wellKnown.kind === 'document') return dereference(crawler, wellKnown, validate, LIMITS.authoritativeBytes, timeoutMs);
 
   let ads;
   try {
-    ads = await get(crawler, `${originOf(origin, domain)}/ads.txt`, { maxBytes: LIMITS.adsTxtBytes, maxRedirects: LIMITS.redirects, redirectPolicy: 'same-site', accept: ['text/plain'] });
+    ads = await get(crawler, `${originOf(origin, domain)}/ads.txt`, { timeoutMs, maxBytes: LIMITS.adsTxtBytes, maxRedirects: LIMITS.redirects, redirectPolicy: 'same-site', accept: ['text/plain'] });
   } catch (error) {
     if (error instanceof CrawlerError) return wellKnown;
     throw error;
@@ -121,12 +128,12 @@ export async function fetchAdagents(crawler: CrawlerPort, domain: string, valida
   const managed = await fetchJson(
     crawler,
     `${originOf(origin, manager)}/.well-known/adagents.json`,
-    { maxBytes: LIMITS.adagentsBytes, maxRedirects: LIMITS.redirects, redirectPolicy: 'same-site' },
+    { maxBytes: LIMITS.adagentsBytes, maxRedirects: LIMITS.redirects, redirectPolicy: 'same-site', timeoutMs },
     validate,
     'ads_txt_managerdomain',
   );
   if (managed.kind === 'missing') return wellKnown;
-  return dereference(crawler, managed, validate, LIMITS.authoritativeBytes);
+  return dereference(crawler, managed, validate, LIMITS.authoritativeBytes, timeoutMs);
 }
 
 /** The operator's brand.json (256 KB cap), following an `authoritative_location` pointer once. */

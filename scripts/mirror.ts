@@ -26,7 +26,7 @@ const from = value('--from');
 const key = value('--key') ?? process.env.MIRROR_KEY;
 if (!from || !key || args.includes('--help')) {
   console.error('usage: bun run mirror --from <registry url> --key <api key> [--once] [--interval ms] [--page-size n] [--port n]');
-  process.exit(from && key ? 0 : 2);
+  process.exit(args.includes('--help') ? 0 : 2);
 }
 const once = args.includes('--once');
 const port = value('--port');

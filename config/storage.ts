@@ -8,7 +8,7 @@ export function storageFor(config: AppConfig) {
   const adapter = config.database.adapter === 'auto' ? (config.database.url ? 'postgres' : 'pglite') : config.database.adapter;
   if (adapter === 'postgres') {
     if (!config.database.url) throw new ConfigError('database.url: is required when database.adapter is postgres (set DATABASE_URL)');
-    return storagePostgres({ url: config.database.url });
+    return storagePostgres({ url: config.database.url, schema: config.database.schema });
   }
-  return storagePglite({ dataDir: config.database.dataDir });
+  return storagePglite({ dataDir: config.database.dataDir, schema: config.database.schema });
 }

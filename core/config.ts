@@ -28,6 +28,8 @@ const configSchema = v.object({
   database: v.object({
     url: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'))),
     dataDir: v.pipe(v.string(), v.minLength(1)),
+    /** Schema holding every table (created when missing); lets several deployments share one database. */
+    schema: v.optional(v.pipe(v.string(), v.regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a plain lowercase identifier'))),
     /** Adapter key: `auto` picks postgres when a URL is set, else pglite. */
     adapter: v.picklist(['auto', 'postgres', 'pglite']),
   }),
@@ -64,6 +66,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: 'st
   { env: 'LOG_LEVEL', path: 'log.level', type: 'string', description: 'pino level (default info)' },
   { env: 'DATABASE_URL', path: 'database.url', type: 'string', description: 'Postgres URL; unset = embedded PGlite' },
   { env: 'DATA_DIR', path: 'database.dataDir', type: 'string', description: 'PGlite data directory (default ./data)' },
+  { env: 'DATABASE_SCHEMA', path: 'database.schema', type: 'string', description: 'Schema for all tables (default public)' },
   { env: 'STORAGE', path: 'database.adapter', type: 'string', description: 'auto | postgres | pglite' },
   { env: 'SEARCH', path: 'search.adapter', type: 'string', description: 'postgres | meilisearch (default postgres)' },
   { env: 'MEILISEARCH_URL', path: 'search.meilisearchUrl', type: 'string', description: 'Meilisearch URL' },

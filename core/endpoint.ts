@@ -86,7 +86,9 @@ export const Endpoints = token<EndpointRegistry>('core.endpoints');
 // raw string first (so OpenAPI sees the real parameter) and transform afterwards.
 
 /** Integer parameter within [min, max]. */
-export function qInt(min: number, max: number, fallback?: number) {
+export function qInt(min: number, max: number): v.GenericSchema<string | undefined, number | undefined>;
+export function qInt(min: number, max: number, fallback: number): v.GenericSchema<string | undefined, number>;
+export function qInt(min: number, max: number, fallback?: number): v.GenericSchema<string | undefined, number | undefined> {
   const base = v.pipe(
     v.string(),
     v.regex(/^-?\d{1,12}$/, `must be an integer from ${min} to ${max}`),
@@ -95,7 +97,7 @@ export function qInt(min: number, max: number, fallback?: number) {
     v.minValue(min, `must be an integer from ${min} to ${max}`),
     v.maxValue(max, `must be an integer from ${min} to ${max}`),
   );
-  return fallback === undefined ? v.optional(base) : v.optional(base, String(fallback));
+  return (fallback === undefined ? v.optional(base) : v.optional(base, String(fallback))) as v.GenericSchema<string | undefined, number | undefined>;
 }
 
 /** `true` / `false`. */

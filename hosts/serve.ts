@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import type { Deployment } from '../core/deployment.ts';
 import { Http, type HttpRoute } from '../core/http.ts';
 import { Ids } from '../core/ports/ids.ts';
+import { accessLogger } from './access-log.ts';
 
 /** `/api/brands/{domain}/rollback` -> `/api/brands/:domain/rollback` (Elysia's syntax). */
 function elysiaPath(path: string): string {
@@ -30,6 +31,7 @@ export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any
   const routes = deployment.get(Http).list();
   const ids = deployment.get(Ids);
   const log = deployment.logger.child({ component: 'http' });
+  const access = accessLogger(deployment.logger);
   const maxBody = deployment.config.server.maxBodyBytes;
   const app = new Elysia({ normalize: false });
 
@@ -54,11 +56,16 @@ export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any
       }
     }
     response.headers.set('x-request-id', requestId);
-    const url = new URL(request.url);
-    log.info(
-      { requestId, method: request.method, path: url.pathname, status: response.status, ms: Math.round((performance.now() - started) * 10) / 10 },
-      'request',
-    );
+    const url = request.url;
+    const pathStart = url.indexOf('/', url.indexOf('//') + 2);
+    const queryStart = url.indexOf('?', pathStart);
+    access({
+      requestId,
+      method: request.method,
+      path: url.slice(pathStart, queryStart === -1 ? undefined : queryStart),
+      status: response.status,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+    });
     return response;
   };
 

@@ -29,6 +29,13 @@ export interface DatabasePort extends Queryable {
   readonly kind: 'postgres' | 'pglite';
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   migrate(owner: string, migrations: readonly Migration[]): Promise<void>;
+  /**
+   * Subscribe to `NOTIFY channel` (send with `SELECT pg_notify(channel, payload)` inside a
+   * transaction: delivered on commit, to every instance). `onReconnect` runs when the listening
+   * connection was re-established, since notifications may have been missed meanwhile.
+   * Resolves to an unsubscribe function.
+   */
+  listen(channel: string, handler: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
   /** Resolves when the database answers; used by /ready. */
   ping(): Promise<void>;
   close(): Promise<void>;

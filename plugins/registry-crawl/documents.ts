@@ -1,5 +1,5 @@
 import { CrawlerError, type CrawlerPort, type OutboundRequest } from '../../core/ports/crawler.ts';
-import type { DocumentValidator, SchemaIssue } from './schemas.ts';
+import type { SchemaValidator as DocumentValidator, SchemaIssue } from '../registry-agents/schema-validation.ts';
 
 /** Limits from SUPPLEMENT "Crawling". */
 export const LIMITS = {

@@ -17,7 +17,7 @@ import { Search } from '../../core/ports/search.ts';
 import { createDiscoveryProjection, DiscoveryProjection } from '../registry-agents/projection.ts';
 import { crawlEndpoints } from './endpoints.ts';
 import { DEFAULT_SETTINGS, scheduleDue, type JobSettings } from './jobs.ts';
-import { createDocumentValidator } from './schemas.ts';
+import { createSchemaValidator as createDocumentValidator } from '../registry-agents/schema-validation.ts';
 import { startWorker, type WorkerDeps } from './worker.ts';
 import { DEFAULT_ORIGIN } from './documents.ts';
 

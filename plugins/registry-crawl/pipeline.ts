@@ -7,7 +7,7 @@ import type { Logger } from '../../core/log.ts';
 import type { DiscoveryProjectionService, AdagentsDiff } from '../registry-agents/projection.ts';
 import { fetchAdagents, fetchBrandJson, TransientCrawlError, DEFAULT_ORIGIN, type FetchedDocument } from './documents.ts';
 import { eventsForDiff } from './events.ts';
-import type { DocumentValidator, SchemaIssue } from './schemas.ts';
+import type { SchemaValidator as DocumentValidator, SchemaIssue } from '../registry-agents/schema-validation.ts';
 
 export interface CrawlDeps {
   db: DatabasePort;

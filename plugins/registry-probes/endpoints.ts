@@ -5,7 +5,7 @@ import { CrawlerError, type CrawlerPort } from '../../core/ports/crawler.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import { normalizeDomainInput } from '../crawler-http/hostnames.ts';
 import { fetchAdagents, TransientCrawlError } from '../registry-crawl/documents.ts';
-import type { DocumentValidator } from '../registry-crawl/schemas.ts';
+import type { SchemaValidator as DocumentValidator } from '../registry-agents/schema-validation.ts';
 import { McpProbe, McpProbeError } from './mcp-client.ts';
 
 export interface ProbeDeps {

@@ -3,7 +3,7 @@ import { definePlugin } from '../../core/plugin.ts';
 import { Endpoints } from '../../core/endpoint.ts';
 import { Crawler } from '../../core/ports/crawler.ts';
 import { Clock } from '../../core/ports/clock.ts';
-import { createDocumentValidator } from '../registry-crawl/schemas.ts';
+import { createSchemaValidator as createDocumentValidator } from '../registry-agents/schema-validation.ts';
 import { DEFAULT_ORIGIN } from '../registry-crawl/documents.ts';
 import { probeEndpoints } from './endpoints.ts';
 

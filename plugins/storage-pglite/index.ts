@@ -83,6 +83,11 @@ export function createPgliteDatabase(options: PgliteOptions, logger?: Logger): D
       });
       if (done.length) logger?.info({ migrations: done }, 'migrations applied');
     },
+    async listen(channel, handler) {
+      // In-process: no connection to lose, so no reconnect signal.
+      const db = await open();
+      return db.listen(channel, handler);
+    },
     async ping() {
       await scoped((db) => db.query('SELECT 1'));
     },

@@ -64,6 +64,14 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
       );
       if (done.length) logger?.info({ migrations: done }, 'migrations applied');
     },
+    async listen(channel, handler, onReconnect) {
+      let first = true;
+      const { unlisten } = await pool.listen(channel, handler, () => {
+        if (!first) onReconnect?.();
+        first = false;
+      });
+      return unlisten;
+    },
     async ping() {
       await pool.unsafe('SELECT 1');
     },

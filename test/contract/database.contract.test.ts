@@ -127,3 +127,29 @@ forEachDatabase(
     });
   },
 );
+
+forEachDatabase(
+  'database notifications',
+  async (adapter, schema) => ({ db: await openDatabase(adapter, schema) }),
+  async ({ db }) => db.close(),
+  (get) => {
+    test('NOTIFY reaches listeners on commit only', async () => {
+      const db = get().db;
+      const seen: string[] = [];
+      const channel = `contract_${process.pid}`;
+      const stop = await db.listen(channel, (p) => seen.push(p));
+      await expect(
+        db.transaction(async (tx) => {
+          await tx.query(sql`SELECT pg_notify(${channel}::text, ${'rolled-back'}::text)`);
+          throw new Error('abort');
+        }),
+      ).rejects.toThrow('abort');
+      await db.transaction(async (tx) => {
+        await tx.query(sql`SELECT pg_notify(${channel}::text, ${'committed'}::text)`);
+      });
+      for (let i = 0; i < 100 && seen.length === 0; i++) await Bun.sleep(20);
+      expect(seen).toEqual(['committed']);
+      await stop();
+    });
+  },
+);

@@ -9,7 +9,7 @@ import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import registryFeed from '../../plugins/registry-feed/index.ts';
 import rateLimit from '../../plugins/rate-limit/index.ts';
 import registryCrawl, { enqueueCrawl, claimJobs, completeJob, scheduleDue, runCrawlBatch } from '../../plugins/registry-crawl/index.ts';
-import { createDocumentValidator } from '../../plugins/registry-crawl/schemas.ts';
+import { createSchemaValidator as createDocumentValidator } from '../../plugins/registry-agents/schema-validation.ts';
 import { managerDomains } from '../../plugins/registry-crawl/documents.ts';
 import type { WorkerDeps } from '../../plugins/registry-crawl/worker.ts';
 import { createDiscoveryProjection } from '../../plugins/registry-agents/projection.ts';
@@ -18,7 +18,7 @@ import restHost from '../../hosts/rest/index.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { TEST_CERT, loopbackResolver, startPublisherWeb } from '../support/loopback.ts';
-import { registryModel } from '../support/registry-model.ts';
+import registryAgents from '../../plugins/registry-agents/index.ts';
 
 const TOKEN = 'crawl-test-token-0123456789';
 const ADAGENTS = '/.well-known/adagents.json';
@@ -43,7 +43,7 @@ forEachDatabase(
     const clock = new ManualClock(new Date('2026-03-01T00:00:00Z'));
     const plugins = [
       crawlerHttp({ allowlist: ['127.0.0.1'], resolver: loopbackResolver(['pub.test', 'other.test'], { 'intranet.pub.test': ['10.1.2.3'] }), ca: TEST_CERT }),
-      registryModel(),
+      registryAgents(),
       registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }),
       rateLimit({ pruneIntervalMs: 0 }),
       auth({ testTokens: [{ token: TOKEN, name: 'crawler-tests' }, { token: `${TOKEN}-second`, name: 'second' }] }),

@@ -1,0 +1,35 @@
+import { token } from '../token.ts';
+import type { Json } from '../task.ts';
+
+/** `idempotency_key` syntax (SUPPLEMENT "Tasks"). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9_.:-]{16,255}$/;
+
+export type IdempotencyBegin =
+  /** This caller owns the key: execute, then `complete` (or `release` on failure). */
+  | { kind: 'claimed'; claim: IdempotencyClaim }
+  /** Same key, same payload, finished earlier: answer the stored response with `replayed: true`. */
+  | { kind: 'replay'; response: Json };
+
+export interface IdempotencyClaim {
+  principalId: string;
+  key: string;
+  /** Fencing token: only the claimant's `complete`/`release` take effect. */
+  claimId: string;
+}
+
+/**
+ * Principal-scoped idempotency records in the database (shared by every instance).
+ * `begin` claims `(principal, key)` with INSERT ... ON CONFLICT, so exactly one concurrent caller
+ * executes; the others wait for its stored response (then replay) or get IDEMPOTENCY_IN_FLIGHT.
+ * Raises ProtocolError IDEMPOTENCY_CONFLICT (same key, other payload hash) and
+ * IDEMPOTENCY_EXPIRED (older than `replayTtlSeconds`, measured with the Clock port).
+ */
+export interface IdempotencyPort {
+  readonly replayTtlSeconds: number;
+  begin(principalId: string, key: string, taskName: string, payloadHash: string): Promise<IdempotencyBegin>;
+  complete(claim: IdempotencyClaim, response: Json): Promise<void>;
+  /** Forget a claim whose execution failed, so a retry executes again. */
+  release(claim: IdempotencyClaim): Promise<void>;
+}
+
+export const Idempotency = token<IdempotencyPort>('core.idempotency');

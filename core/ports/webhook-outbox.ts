@@ -1,0 +1,28 @@
+import { token } from '../token.ts';
+import type { Queryable } from './database.ts';
+
+/** How the receiver authenticates our webhooks, fixed at registration (`authentication` present = legacy). */
+export type WebhookAuth = { mode: 'rfc9421' } | { mode: 'hmac'; secret: string } | { mode: 'bearer'; token: string };
+
+/** One webhook to deliver. `body` is sent byte for byte on every attempt; `idempotencyKey` never changes. */
+export interface WebhookDelivery {
+  url: string;
+  auth: WebhookAuth;
+  format: 'mcp' | 'a2a';
+  idempotencyKey: string;
+  body: string;
+  taskId?: string;
+  operationId?: string;
+  /** Mutating callbacks refuse Bearer (no body integrity). */
+  mutating?: boolean;
+}
+
+/**
+ * The durable webhook outbox: `enqueue` writes inside the caller's transaction, so the webhook
+ * exists exactly when the state change that causes it commits; workers deliver it at least once.
+ */
+export interface WebhookOutboxPort {
+  enqueue(tx: Queryable, delivery: WebhookDelivery): Promise<string>;
+}
+
+export const WebhookOutbox = token<WebhookOutboxPort>('core.webhook-outbox');

@@ -1,0 +1,164 @@
+import * as v from 'valibot';
+import { token } from './token.ts';
+import type { Principal } from './ports/auth.ts';
+import type { Logger } from './log.ts';
+import type { ClockPort } from './ports/clock.ts';
+import type { IdsPort } from './ports/ids.ts';
+import type { TaskProgress, TaskStatus } from './ports/tasks.ts';
+
+/** JSON object as tasks exchange it. */
+export type Json = Record<string, unknown>;
+
+/**
+ * Asks the runtime to continue a call asynchronously. The call answers now with `status`
+ * (`submitted` or `working`), a fresh task id and `partial` (body fields known already); the
+ * tasks runtime later calls the definition's `resume` with `state`, at or after `runAt`.
+ */
+export interface Deferral {
+  readonly kind: 'deferral';
+  status: 'submitted' | 'working';
+  message?: string;
+  partial?: Json;
+  state: Json;
+  runAt?: Date;
+  progress?: TaskProgress;
+}
+
+/** What a resumed step may answer besides a final result: run again later. */
+export interface Reschedule {
+  readonly kind: 'reschedule';
+  state: Json;
+  runAt: Date;
+  status?: 'working' | 'input-required';
+  message?: string;
+  progress?: TaskProgress;
+}
+
+export function isDeferral(x: unknown): x is Deferral {
+  return !!x && typeof x === 'object' && (x as Deferral).kind === 'deferral';
+}
+export function isReschedule(x: unknown): x is Reschedule {
+  return !!x && typeof x === 'object' && (x as Reschedule).kind === 'reschedule';
+}
+
+/** The handle a handler uses for the asynchronous lifecycle of its call. */
+export interface TaskHandle {
+  /** Continue later (see Deferral); return the value from the handler. */
+  defer(options: Omit<Deferral, 'kind'>): Deferral;
+}
+
+export interface IdempotencyInfo {
+  /** The caller's key (present on every mutating call). */
+  key: string | null;
+  /** How long a replay returns the stored response. */
+  replayTtlSeconds: number | null;
+}
+
+/** Everything a task handler receives; hosts build it, features never see a transport. */
+export interface TaskContext<I> {
+  input: I;
+  principal: Principal;
+  idempotency: IdempotencyInfo;
+  logger: Logger;
+  clock: ClockPort;
+  ids: IdsPort;
+  /** The request's `context` object, echoed verbatim in responses and webhooks. */
+  context: Json | undefined;
+  /** The deployment's protocol namespace (`proto`, `adcp`). */
+  namespace: string;
+  task: TaskHandle;
+}
+
+/** Context of a resumed asynchronous step (run by the tasks worker, not by a request). */
+export interface ResumeContext {
+  taskId: string;
+  state: Json;
+  principalId: string;
+  context: Json | undefined;
+  logger: Logger;
+  clock: ClockPort;
+  namespace: string;
+  /** Record progress (a `working` status change with `result` = progress). */
+  progress(progress: TaskProgress, message?: string): Promise<void>;
+  reschedule(options: Omit<Reschedule, 'kind'>): Reschedule;
+}
+
+/** Error body convention: `default` `{code, message}`; `signals` adds `{errors:[{code,message,field,suggestion}]}`. */
+export type ErrorShape = 'default' | 'signals';
+
+export interface TaskDefinition<I = any, O extends Json = Json> {
+  /** Wire name; a function receives `protocol.namespace` (e.g. `get_${ns}_capabilities`). */
+  name: string | ((namespace: string) => string);
+  description: string;
+  /** Protocol group (`protocol`, `signals`, `media_buy`...): mounts and capabilities select by it. */
+  protocol: string;
+  /** Valibot schema of the task's own fields; envelope fields (context, push config, key) are handled by the runtime. */
+  input: v.GenericSchema<unknown, I>;
+  /** Mutating tasks require `idempotency_key` and are replay-protected. */
+  mutating?: boolean;
+  /** `optional` lets anonymous callers in (capabilities); default `required`. */
+  auth?: 'required' | 'optional';
+  errorShape?: ErrorShape;
+  /** Task type reported by status polling and webhooks (defaults to the name). */
+  taskType?: string;
+  /** Return the body (without `status`), or `ctx.task.defer(...)`; raise ProtocolError on failure. */
+  handler(ctx: TaskContext<I>): Promise<O | Deferral> | O | Deferral;
+  /** Asynchronous continuation of a deferred call: final body, or a reschedule. */
+  resume?(ctx: ResumeContext): Promise<Json | Reschedule> | Json | Reschedule;
+}
+
+export function defineTask<I, O extends Json = Json>(definition: TaskDefinition<I, O>): TaskDefinition<I, O> {
+  return definition;
+}
+
+/** A definition with its name resolved for this deployment's namespace. */
+export interface RegisteredTask extends TaskDefinition {
+  name: string;
+  taskType: string;
+}
+
+/** Per-protocol capability blocks features contribute to `get_{ns}_capabilities`. */
+export interface CapabilityContribution {
+  /** Value listed in `supported_protocols` (e.g. `signals`). */
+  protocol: string;
+  /** Extra top-level members of the capabilities response (e.g. `{signals: {...}}`). */
+  block?: Json;
+}
+
+/** Tasks contributed by feature plugins (in `register`); hosts read them in `start`. */
+export class TaskRegistry {
+  private readonly tasks = new Map<string, RegisteredTask>();
+  private readonly capabilities: CapabilityContribution[] = [];
+
+  constructor(readonly namespace: string) {}
+
+  add(...definitions: TaskDefinition<any, any>[]): void {
+    for (const d of definitions) {
+      const name = typeof d.name === 'function' ? d.name(this.namespace) : d.name;
+      if (!/^[a-z][a-z0-9_]{1,63}$/.test(name)) throw new Error(`Task name "${name}" must be snake_case`);
+      if (this.tasks.has(name)) throw new Error(`Task "${name}" is defined twice`);
+      this.tasks.set(name, { ...d, name, taskType: d.taskType ?? name } as RegisteredTask);
+    }
+  }
+
+  get(name: string): RegisteredTask | undefined {
+    return this.tasks.get(name);
+  }
+
+  list(protocols?: readonly string[]): RegisteredTask[] {
+    const all = [...this.tasks.values()];
+    if (!protocols) return all;
+    // The `protocol` group (capabilities, task status) is served on every mount.
+    return all.filter((t) => t.protocol === 'protocol' || protocols.includes(t.protocol));
+  }
+
+  declareCapability(contribution: CapabilityContribution): void {
+    this.capabilities.push(contribution);
+  }
+
+  capabilityContributions(): readonly CapabilityContribution[] {
+    return this.capabilities;
+  }
+}
+
+export const Tasks = token<TaskRegistry>('core.task-registry');

@@ -1,0 +1,28 @@
+import type { DatabasePort } from '../../core/ports/database.ts';
+import type { SearchPort } from '../../core/ports/search.ts';
+import type { EventLogPort } from '../../core/ports/events.ts';
+import type { ClockPort } from '../../core/ports/clock.ts';
+import type { Principal } from '../../core/ports/auth.ts';
+import { tierAtLeast } from '../../core/ports/auth.ts';
+import { sql, type SqlFragment } from '../../core/sql.ts';
+import type { SchemaValidator } from './schema-validation.ts';
+
+/** What the endpoints of this plugin share; optional collaborators are resolved lazily. */
+export interface DiscoveryContext {
+  db: DatabasePort;
+  clock: ClockPort;
+  search(): SearchPort | undefined;
+  events(): EventLogPort | undefined;
+  schemas: SchemaValidator;
+}
+
+/** API-tier callers (member or admin) see members_only; owners also see their private agents. */
+export function viewerOf(principal: Principal | null): { member: boolean; orgId: string | null } {
+  return { member: !!principal && tierAtLeast(principal.tier, 'member'), orgId: principal?.orgId ?? null };
+}
+
+/** SQL visibility predicate on registry_agents aliased `a`. */
+export function visibleAgents(principal: Principal | null): SqlFragment {
+  const v = viewerOf(principal);
+  return sql`(a.visibility = 'public' OR (${v.member}::boolean AND a.visibility = 'members_only') OR a.owner_org_id = ${v.orgId}::uuid)`;
+}

@@ -1,0 +1,48 @@
+import { definePlugin } from '../../core/plugin.ts';
+import { Endpoints } from '../../core/endpoint.ts';
+import { Database } from '../../core/ports/database.ts';
+import { Clock } from '../../core/ports/clock.ts';
+import { Ids } from '../../core/ports/ids.ts';
+import { Auth } from '../../core/ports/auth.ts';
+import { EventLog } from '../../core/ports/events.ts';
+import { revisionTablesDdl } from '../registry-revisions/store.ts';
+import { EntryCache } from '../registry-revisions/cache.ts';
+import { brandEndpoints } from './endpoints.ts';
+
+/** Brand resolution and community brand saves with revision history. */
+// Per deployment (several can share a process, e.g. in tests).
+const caches = new WeakMap<object, { cache: EntryCache<any>; unfollow?: () => Promise<void> }>();
+
+export default definePlugin({
+  name: 'registry-brands',
+  requires: [Database, Auth],
+  optional: [EventLog],
+  migrations: [
+    {
+      version: 1,
+      name: 'brands',
+      sql: `${revisionTablesDdl('brands', 'brand_revisions')}
+CREATE INDEX brands_name ON brands (lower(data->>'brand_name'));
+CREATE INDEX brands_source ON brands (source);`,
+    },
+  ],
+  register(ctx) {
+    const cache = new EntryCache('brands');
+    caches.set(ctx, { cache });
+    ctx.get(Endpoints).add(
+      ...brandEndpoints({
+        db: ctx.get(Database),
+        clock: ctx.get(Clock),
+        ids: ctx.get(Ids),
+        events: () => ctx.tryGet(EventLog),
+      }, cache),
+    );
+  },
+  async start(ctx) {
+    const state = caches.get(ctx)!;
+    state.unfollow = await state.cache.follow(ctx.get(Database), ctx.logger);
+  },
+  async stop(ctx) {
+    await caches.get(ctx)?.unfollow?.();
+  },
+});

@@ -1,0 +1,35 @@
+import { definePlugin } from '../../core/plugin.ts';
+import { Endpoints } from '../../core/endpoint.ts';
+import { Database } from '../../core/ports/database.ts';
+import { Clock } from '../../core/ports/clock.ts';
+import { Ids } from '../../core/ports/ids.ts';
+import { Auth } from '../../core/ports/auth.ts';
+import { EventLog } from '../../core/ports/events.ts';
+import { revisionTablesDdl } from '../registry-revisions/store.ts';
+import { EntryCache } from '../registry-revisions/cache.ts';
+import { propertyEndpoints } from './endpoints.ts';
+
+/** Property resolution per publisher domain and hosted property saves with revision history. */
+// Per deployment (several can share a process, e.g. in tests).
+const caches = new WeakMap<object, { cache: EntryCache<any>; unfollow?: () => Promise<void> }>();
+
+export default definePlugin({
+  name: 'registry-properties',
+  requires: [Database, Auth],
+  optional: [EventLog],
+  migrations: [{ version: 1, name: 'property_entries', sql: `${revisionTablesDdl('property_entries', 'property_revisions')}\nCREATE INDEX property_entries_source ON property_entries (source);` }],
+  register(ctx) {
+    const cache = new EntryCache('property_entries');
+    caches.set(ctx, { cache });
+    ctx.get(Endpoints).add(
+      ...propertyEndpoints({ db: ctx.get(Database), clock: ctx.get(Clock), ids: ctx.get(Ids), events: () => ctx.tryGet(EventLog) }, cache),
+    );
+  },
+  async start(ctx) {
+    const state = caches.get(ctx)!;
+    state.unfollow = await state.cache.follow(ctx.get(Database), ctx.logger);
+  },
+  async stop(ctx) {
+    await caches.get(ctx)?.unfollow?.();
+  },
+});

@@ -1,0 +1,70 @@
+import * as v from 'valibot';
+import { domainSchema } from '../../core/domain.ts';
+import { qInt } from '../../core/endpoint.ts';
+
+const text = (max: number) => v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
+
+// Vocabularies of the protocol schemas (enums/property-type.json, enums/identifier-types.json).
+export const PROPERTY_TYPES = ['website', 'mobile_app', 'ctv_app', 'desktop_app', 'dooh', 'podcast', 'radio', 'linear_tv', 'streaming_audio', 'ai_assistant'] as const;
+export const IDENTIFIER_TYPES = [
+  'domain', 'subdomain', 'network_id', 'ios_bundle', 'android_package', 'apple_app_store_id', 'google_play_id', 'roku_store_id',
+  'fire_tv_asin', 'samsung_app_id', 'apple_tv_bundle', 'bundle_id', 'venue_id', 'screen_id', 'openooh_venue_type', 'rss_url',
+  'apple_podcast_id', 'spotify_collection_id', 'podcast_guid', 'station_id', 'facility_id',
+] as const;
+
+const agentUrl = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.maxLength(2048, 'must be at most 2048 characters'),
+  v.url('must be a URL'),
+  v.regex(/^https:\/\//i, 'must be an https URL'),
+);
+
+const property = v.object({
+  id: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9_-]{1,100}$/, 'must be 1-100 of a-z, 0-9, _ or -'))),
+  type: v.picklist(PROPERTY_TYPES, `must be one of ${PROPERTY_TYPES.join(', ')}`),
+  name: text(300),
+  identifiers: v.optional(
+    v.pipe(
+      v.array(v.object({ type: v.picklist(IDENTIFIER_TYPES, `must be one of ${IDENTIFIER_TYPES.join(', ')}`), value: text(500) })),
+      v.maxLength(100, 'accepts at most 100 identifiers'),
+    ),
+  ),
+  tags: v.optional(v.pipe(v.array(v.pipe(v.string(), v.regex(/^[a-z0-9_-]{1,64}$/, 'must be 1-64 of a-z, 0-9, _ or -'))), v.maxLength(50))),
+});
+
+export const saveBody = v.object({
+  publisher_domain: domainSchema(),
+  authorized_agents: v.pipe(
+    v.array(v.object({ url: agentUrl, authorized_for: v.optional(text(500)) }), 'must be an array'),
+    v.maxLength(200, 'accepts at most 200 agents'),
+  ),
+  properties: v.optional(v.pipe(v.array(property, 'must be an array'), v.maxLength(1000, 'accepts at most 1000 properties'))),
+  contact: v.optional(v.object({ name: v.optional(text(200)), email: v.optional(v.pipe(text(320), v.email('must be an email address'))) })),
+  edit_summary: v.optional(text(500)),
+});
+export type SaveBody = v.InferOutput<typeof saveBody>;
+
+export interface StoredProperty {
+  /** Stable registry id of the property (UUID), kept across revisions. */
+  rid: string;
+  id: string;
+  type: string;
+  name: string;
+  identifiers: Array<{ type: string; value: string }>;
+  tags: string[];
+}
+
+/** The editable record stored per publisher (and in each revision). */
+export interface PropertyData {
+  authorized_agents: Array<{ url: string; authorized_for?: string }>;
+  properties: StoredProperty[];
+  contact?: { name?: string; email?: string };
+}
+
+export const registryQuery = v.object({
+  search: v.optional(v.pipe(v.string(), v.maxLength(200, 'must be at most 200 characters'))),
+  source: v.optional(v.picklist(['hosted', 'adagents_json'], 'must be hosted or adagents_json')),
+  limit: qInt(1, 1000, 100),
+  offset: qInt(0, 1_000_000, 0),
+});

@@ -1,0 +1,208 @@
+import * as v from 'valibot';
+import { sql } from '../../core/sql.ts';
+import { parseOrThrow } from '../../core/validation.ts';
+import type { Queryable, DatabasePort } from '../../core/ports/database.ts';
+
+const country = v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code'));
+const minutes = v.pipe(v.number(), v.minValue(0));
+const uuid = v.pipe(v.string(), v.uuid());
+
+/** One catalog entry as a seed file or the import CLI gives it. */
+export const seedSignal = v.object({
+  id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,128}$/, 'must match ^[A-Za-z0-9_-]{1,128}$')),
+  name: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+  description: v.pipe(v.string(), v.minLength(1), v.maxLength(2000)),
+  signal_type: v.picklist(['marketplace', 'custom', 'owned']),
+  data_provider: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+  data_provider_domain: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lowercase domain'))),
+  coverage_percentage: v.pipe(v.number(), v.minValue(0), v.maxValue(100)),
+  pricing: v.nullish(v.object({ cpm: v.pipe(v.number(), v.minValue(0)), currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code')) })),
+  tags: v.optional(v.array(v.pipe(v.string(), v.maxLength(64))), []),
+  countries: v.optional(v.array(country), []),
+  owner_org: v.optional(uuid),
+  platforms: v.optional(v.array(v.object({ platform: v.pipe(v.string(), v.minLength(1), v.maxLength(100)), estimated_activation_duration_minutes: minutes })), []),
+  agents: v.optional(v.array(v.object({ agent_url: v.pipe(v.string(), v.url()), estimated_activation_duration_minutes: minutes })), []),
+});
+
+export const seedDestination = v.variant('type', [
+  v.object({ type: v.literal('platform'), platform: v.pipe(v.string(), v.minLength(1)), allowed_orgs: v.optional(v.array(uuid)) }),
+  v.object({
+    type: v.literal('agent'),
+    agent_url: v.pipe(v.string(), v.url()),
+    visibility: v.optional(v.picklist(['public', 'private']), 'public'),
+    owner_org: v.optional(uuid),
+    allowed_orgs: v.optional(v.array(uuid)),
+  }),
+]);
+
+export const seedFile = v.object({
+  destinations: v.optional(v.array(seedDestination), []),
+  signals: v.array(seedSignal),
+});
+
+export type SeedSignal = v.InferOutput<typeof seedSignal>;
+export type SeedFile = v.InferOutput<typeof seedFile>;
+
+export interface SignalRow {
+  id: string;
+  name: string;
+  description: string;
+  signal_type: 'marketplace' | 'custom' | 'owned';
+  data_provider: string;
+  data_provider_domain: string | null;
+  coverage_percentage: string | number;
+  cpm: string | number | null;
+  currency: string | null;
+  tags: string[];
+  countries: string[];
+  owner_org: string | null;
+  platforms: { platform: string; estimated_activation_duration_minutes: number }[];
+  agents: { agent_url: string; estimated_activation_duration_minutes: number }[];
+}
+
+export interface DestinationRow {
+  key: string;
+  type: 'platform' | 'agent';
+  platform: string | null;
+  agent_url: string | null;
+  visibility: 'public' | 'private';
+  owner_org: string | null;
+  allowed_orgs: string[] | null;
+}
+
+export const platformKey = (platform: string) => `platform:${platform.toLowerCase()}`;
+/** Agent URLs compare without a trailing slash and with a lowercase scheme and host. */
+export function normalizeAgentUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}${u.search}`;
+  } catch {
+    return url;
+  }
+}
+export const agentKey = (url: string) => `agent:${normalizeAgentUrl(url)}`;
+
+const SIGNAL_COLUMNS = sql.raw(
+  'id, name, description, signal_type, data_provider, data_provider_domain, coverage_percentage, cpm, currency, tags, countries, owner_org::text, platforms, agents',
+);
+
+/** Upsert a validated catalog (seed file or CLI import); returns counts. */
+export async function importCatalog(db: DatabasePort, raw: unknown): Promise<{ signals: number; destinations: number }> {
+  const file = parseOrThrow(seedFile, raw);
+  await db.transaction(async (tx) => {
+    for (const d of file.destinations) {
+      const key = d.type === 'platform' ? platformKey(d.platform) : agentKey(d.agent_url);
+      await tx.query(sql`
+        INSERT INTO signal_destinations (key, type, platform, agent_url, visibility, owner_org, allowed_orgs)
+        VALUES (${key}::text, ${d.type}::text, ${d.type === 'platform' ? d.platform.toLowerCase() : null}::text,
+                ${d.type === 'agent' ? normalizeAgentUrl(d.agent_url) : null}::text, ${d.type === 'agent' ? d.visibility : 'public'}::text,
+                ${d.type === 'agent' ? (d.owner_org ?? null) : null}::uuid, ${d.allowed_orgs ?? null}::uuid[])
+        ON CONFLICT (key) DO UPDATE SET visibility = EXCLUDED.visibility, owner_org = EXCLUDED.owner_org, allowed_orgs = EXCLUDED.allowed_orgs`);
+    }
+    for (const s of file.signals) await upsertSignal(tx, s);
+  });
+  return { signals: file.signals.length, destinations: file.destinations.length };
+}
+
+export async function upsertSignal(tx: Queryable, s: SeedSignal): Promise<void> {
+  const platforms = s.platforms.map((p) => ({ ...p, platform: p.platform.toLowerCase() }));
+  const agents = s.agents.map((a) => ({ ...a, agent_url: normalizeAgentUrl(a.agent_url) }));
+  const tags = s.tags.join(' ');
+  await tx.query(sql`
+    INSERT INTO signals (id, name, description, signal_type, data_provider, data_provider_domain, coverage_percentage, cpm, currency,
+                         tags, countries, owner_org, platforms, agents, platform_names, agent_urls, search, updated_at)
+    VALUES (${s.id}::text, ${s.name}::text, ${s.description}::text, ${s.signal_type}::text, ${s.data_provider}::text,
+            ${s.data_provider_domain ?? null}::text, ${s.coverage_percentage}::numeric, ${s.pricing?.cpm ?? null}::numeric,
+            ${s.pricing?.currency ?? null}::text, ${s.tags}::text[], ${s.countries}::text[], ${s.owner_org ?? null}::uuid,
+            ${platforms}::jsonb, ${agents}::jsonb, ${platforms.map((p) => p.platform)}::text[], ${agents.map((a) => a.agent_url)}::text[],
+            setweight(to_tsvector('english', ${s.name}::text), 'A') || setweight(to_tsvector('english', ${tags}::text), 'B')
+              || setweight(to_tsvector('english', ${s.description}::text), 'C'),
+            now())
+    ON CONFLICT (id) DO UPDATE SET
+      name = EXCLUDED.name, description = EXCLUDED.description, signal_type = EXCLUDED.signal_type,
+      data_provider = EXCLUDED.data_provider, data_provider_domain = EXCLUDED.data_provider_domain,
+      coverage_percentage = EXCLUDED.coverage_percentage, cpm = EXCLUDED.cpm, currency = EXCLUDED.currency,
+      tags = EXCLUDED.tags, countries = EXCLUDED.countries, owner_org = EXCLUDED.owner_org, platforms = EXCLUDED.platforms,
+      agents = EXCLUDED.agents, platform_names = EXCLUDED.platform_names, agent_urls = EXCLUDED.agent_urls,
+      search = EXCLUDED.search, updated_at = now()`);
+}
+
+export async function countSignals(db: Queryable): Promise<number> {
+  const [row] = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM signals`);
+  return row?.n ?? 0;
+}
+
+/**
+ * Words of a free-text spec as an OR query; words of 4+ letters also match as prefixes
+ * (`shop` finds `shoppers`), shorter ones only exactly (`new` must not find `news`).
+ */
+export function specQuery(spec: string): string {
+  const words = [...new Set(spec.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].filter((w) => w.length > 1).slice(0, 32);
+  return words.map((w) => (w.length >= 4 ? `${w}:*` : w)).join(' | ');
+}
+
+export interface SearchFilters {
+  orgId: string;
+  spec: string;
+  catalogTypes?: string[];
+  dataProviders?: string[];
+  maxCpm?: number;
+  minCoverage?: number;
+  countries?: string[];
+  platforms?: string[];
+  agentUrls?: string[];
+  limit: number;
+}
+
+/** Signals visible to the organization, matching the filters, ranked by text relevance of the spec. */
+export async function searchSignals(db: Queryable, f: SearchFilters): Promise<SignalRow[]> {
+  const query = specQuery(f.spec);
+  if (!query) return [];
+  const where = [sql`(owner_org IS NULL OR owner_org = ${f.orgId}::uuid)`, sql`search @@ q.query`];
+  if (f.catalogTypes?.length) where.push(sql`signal_type = ANY(${f.catalogTypes}::text[])`);
+  if (f.dataProviders?.length) where.push(sql`lower(data_provider) = ANY(${f.dataProviders.map((p) => p.toLowerCase())}::text[])`);
+  // No incremental cost (owned) passes any CPM ceiling.
+  if (f.maxCpm !== undefined) where.push(sql`(cpm IS NULL OR cpm <= ${f.maxCpm}::numeric)`);
+  if (f.minCoverage !== undefined) where.push(sql`coverage_percentage >= ${f.minCoverage}::numeric`);
+  if (f.countries?.length) where.push(sql`(cardinality(countries) = 0 OR countries && ${f.countries}::text[])`);
+  if (f.platforms?.length || f.agentUrls?.length) {
+    where.push(sql`(platform_names && ${f.platforms ?? []}::text[] OR agent_urls && ${f.agentUrls ?? []}::text[])`);
+  }
+  return db.query<SignalRow>(sql`
+    SELECT ${SIGNAL_COLUMNS}
+    FROM signals, to_tsquery('english', ${query}::text) AS q(query)
+    WHERE ${sql.join(where, ' AND ')}
+    ORDER BY ts_rank_cd(search, q.query) DESC, coverage_percentage DESC, id
+    LIMIT ${f.limit}::int`);
+}
+
+export async function findSignal(db: Queryable, id: string, orgId: string): Promise<SignalRow | null> {
+  const rows = await db.query<SignalRow>(sql`
+    SELECT ${SIGNAL_COLUMNS} FROM signals WHERE id = ${id}::text AND (owner_org IS NULL OR owner_org = ${orgId}::uuid)`);
+  return rows[0] ?? null;
+}
+
+export async function findDestinations(db: Queryable, keys: string[]): Promise<Map<string, DestinationRow>> {
+  const rows = await db.query<DestinationRow>(sql`
+    SELECT key, type, platform, agent_url, visibility, owner_org::text, allowed_orgs::text[] AS allowed_orgs
+    FROM signal_destinations WHERE key = ANY(${keys}::text[])`);
+  return new Map(rows.map((r) => [r.key, r]));
+}
+
+export interface ActivationRow {
+  id: string;
+  signal_id: string;
+  destination_key: string;
+  destination: Record<string, unknown>;
+  status: 'pending' | 'live';
+  activation_key: Record<string, unknown> | null;
+  estimated_minutes: string | number;
+  deployed_at: string | Date | null;
+}
+
+export async function activationsFor(db: Queryable, principalId: string, signalIds: string[]): Promise<ActivationRow[]> {
+  if (!signalIds.length) return [];
+  return db.query<ActivationRow>(sql`
+    SELECT id::text, signal_id, destination_key, destination, status, activation_key, estimated_minutes, deployed_at
+    FROM signal_activations WHERE principal_id = ${principalId}::text AND signal_id = ANY(${signalIds}::text[])`);
+}

@@ -1,0 +1,56 @@
+import { sql } from '../../core/sql.ts';
+import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
+import type { SignatureAlg } from '../../core/ports/signer.ts';
+import { generatePrivateJwk, newKid, publicJwkOf } from './keys.ts';
+
+export interface StoredKey {
+  kid: string;
+  alg: SignatureAlg;
+  private_jwk: JsonWebKey;
+  status: 'active' | 'published' | 'revoked';
+  updated_at: Date;
+}
+
+// Serializes key generation between instances starting together (one generated key, not two).
+const KEYGEN_LOCK = 0x7369676e; // "sign"
+
+async function insertKey(tx: Queryable, alg: SignatureAlg, namespace: string, status: 'active' | 'published'): Promise<string> {
+  const kid = newKid(alg);
+  const jwk = await generatePrivateJwk(alg);
+  await tx.query(sql`INSERT INTO signer_keys (kid, alg, private_jwk, public_jwk, status)
+    VALUES (${kid}::text, ${alg}::text, ${jwk}::jsonb, ${publicJwkOf(jwk, kid, alg, namespace)}::jsonb, ${status}::text)`);
+  return kid;
+}
+
+/** Make sure one active key of `alg` exists, generating and persisting one on first start. */
+export async function ensureActiveKey(db: DatabasePort, alg: SignatureAlg, namespace: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.query(sql`SELECT pg_advisory_xact_lock(${KEYGEN_LOCK}::bigint)`);
+    const [row] = await tx.query(sql`SELECT kid FROM signer_keys WHERE alg = ${alg}::text AND status = 'active'`);
+    if (!row) await insertKey(tx, alg, namespace, 'active');
+  });
+}
+
+export async function loadKeys(db: Queryable, alg: SignatureAlg): Promise<StoredKey[]> {
+  return db.query<StoredKey>(sql`SELECT kid, alg, private_jwk, status, updated_at FROM signer_keys WHERE alg = ${alg}::text ORDER BY created_at`);
+}
+
+/**
+ * Rotate: a new key becomes active, the previous active key stays published (receivers holding
+ * in-flight webhooks signed with it can still verify). Returns the new key id.
+ */
+export async function rotateKey(db: DatabasePort, alg: SignatureAlg, namespace: string): Promise<string> {
+  return db.transaction(async (tx) => {
+    await tx.query(sql`SELECT pg_advisory_xact_lock(${KEYGEN_LOCK}::bigint)`);
+    await tx.query(sql`UPDATE signer_keys SET status = 'published', updated_at = now() WHERE alg = ${alg}::text AND status = 'active'`);
+    return insertKey(tx, alg, namespace, 'active');
+  });
+}
+
+/** Revoke a key: withdrawn from the JWKS and listed as revoked. Revoking the active key rotates first. */
+export async function revokeKey(db: DatabasePort, kid: string, namespace: string): Promise<void> {
+  const [row] = await db.query<{ alg: SignatureAlg; status: string }>(sql`SELECT alg, status FROM signer_keys WHERE kid = ${kid}::text`);
+  if (!row) throw new Error(`unknown key ${kid}`);
+  if (row.status === 'active') await rotateKey(db, row.alg, namespace);
+  await db.query(sql`UPDATE signer_keys SET status = 'revoked', updated_at = now() WHERE kid = ${kid}::text`);
+}

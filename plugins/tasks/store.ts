@@ -1,0 +1,201 @@
+import { sql } from '../../core/sql.ts';
+import { ProtocolError } from '../../core/errors.ts';
+import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
+import type { ClockPort } from '../../core/ports/clock.ts';
+import type { IdsPort } from '../../core/ports/ids.ts';
+import type { TaskNotifierPort, TaskStatusChange } from '../../core/ports/task-notifier.ts';
+import {
+  TERMINAL_STATUSES,
+  type NewTask,
+  type StatusHistoryEntry,
+  type TaskRecord,
+  type TaskStatus,
+  type TaskUpdate,
+} from '../../core/ports/tasks.ts';
+import type { Json } from '../../core/task.ts';
+
+interface TaskRow {
+  id: string;
+  task_type: string;
+  protocol: string;
+  principal_id: string;
+  status: TaskStatus;
+  message: string | null;
+  progress: any;
+  result: any;
+  context: any;
+  context_id: string;
+  push_notification_config: any;
+  a2a_push_config: any;
+  state: Json;
+  run_at: string | Date | null;
+  attempts: number;
+  sequence: number;
+  created_at: string | Date;
+  updated_at: string | Date;
+  completed_at: string | Date | null;
+}
+
+const COLUMNS = sql.raw(`id::text, task_type, protocol, principal_id, status, message, progress, result, context, context_id,
+  push_notification_config, a2a_push_config, state, run_at, attempts, sequence, created_at, updated_at, completed_at`);
+
+export function toRecord(row: TaskRow): TaskRecord {
+  return {
+    id: row.id,
+    taskType: row.task_type,
+    protocol: row.protocol,
+    principalId: row.principal_id,
+    status: row.status,
+    message: row.message,
+    progress: row.progress ?? null,
+    result: row.result ?? null,
+    context: row.context ?? null,
+    contextId: row.context_id,
+    pushNotificationConfig: row.push_notification_config ?? null,
+    a2aPushConfig: row.a2a_push_config ?? null,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+    completedAt: row.completed_at ? new Date(row.completed_at) : null,
+  };
+}
+
+export interface InternalTask extends TaskRecord {
+  state: Json;
+  attempts: number;
+}
+
+/** Where status changes go besides the history table: the bound TaskNotifier, if any. */
+export interface NotifierRef {
+  current: TaskNotifierPort | undefined;
+}
+
+/**
+ * Task rows and their status history. Each status change is one transaction: row update,
+ * history row, notifier call.
+ */
+export class TaskRepository {
+  constructor(
+    private readonly db: DatabasePort,
+    private readonly clock: ClockPort,
+    private readonly ids: IdsPort,
+    private readonly notifier: NotifierRef,
+  ) {}
+
+  private async recordChange(tx: Queryable, row: TaskRow, previous: TaskStatus | null, at: Date): Promise<void> {
+    await tx.query(sql`
+      INSERT INTO task_status_history (task_id, sequence, status, previous_status, message, result, at)
+      VALUES (${row.id}::uuid, ${row.sequence}::int, ${row.status}::text, ${previous}::text, ${row.message}::text,
+              ${row.result ?? null}::jsonb, ${at}::timestamptz)`);
+    const notifier = this.notifier.current;
+    if (!notifier) return;
+    const pushConfig = row.push_notification_config ?? null;
+    const change: TaskStatusChange = {
+      taskId: row.id,
+      taskType: row.task_type,
+      protocol: row.protocol,
+      principalId: row.principal_id,
+      status: row.status,
+      previousStatus: previous,
+      initial: previous === null,
+      sequence: row.sequence,
+      timestamp: at.toISOString(),
+      message: row.message,
+      // Events: `working` carries progress, the other statuses the task body.
+      result: row.status === 'working' && row.progress ? row.progress : (row.result ?? null),
+      context: row.context ?? null,
+      contextId: row.context_id,
+      pushNotificationConfig: pushConfig,
+      operationId: pushConfig?.operation_id ?? null,
+      a2aPushConfig: row.a2a_push_config ?? null,
+    };
+    await notifier.statusChanged(tx, change);
+  }
+
+  async create(task: NewTask): Promise<TaskRecord> {
+    const id = this.ids.uuid7();
+    const now = this.clock.now();
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.query<TaskRow>(sql`
+        INSERT INTO tasks (id, task_type, protocol, principal_id, status, message, progress, result, context, context_id,
+                           push_notification_config, a2a_push_config, state, run_at, sequence, created_at, updated_at)
+        VALUES (${id}::uuid, ${task.taskType}::text, ${task.protocol}::text, ${task.principalId}::text, ${task.status}::text,
+                ${task.message ?? null}::text, ${task.progress ?? null}::jsonb, ${task.result ?? null}::jsonb,
+                ${task.context ?? null}::jsonb, ${task.contextId ?? id}::text, ${task.pushNotificationConfig ?? null}::jsonb,
+                ${task.a2aPushConfig ?? null}::jsonb, ${task.state}::jsonb, ${task.runAt ?? now}::timestamptz, 1,
+                ${now}::timestamptz, ${now}::timestamptz)
+        RETURNING ${COLUMNS}`);
+      await this.recordChange(tx, row!, null, now);
+      return toRecord(row!);
+    });
+  }
+
+  async get(id: string, principalId: string | null): Promise<InternalTask | null> {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
+    const rows = await this.db.query<TaskRow>(sql`
+      SELECT ${COLUMNS} FROM tasks
+      WHERE id = ${id}::uuid ${principalId === null ? sql.empty : sql`AND principal_id = ${principalId}::text`}`);
+    const row = rows[0];
+    return row ? { ...toRecord(row), state: row.state, attempts: row.attempts } : null;
+  }
+
+  /** Apply `update` under a row lock; with `onlyIf`, do nothing unless the current row passes it. */
+  async update(id: string, update: TaskUpdate & { releaseLease?: boolean }, onlyIf?: (current: TaskRecord) => boolean): Promise<TaskRecord> {
+    const now = this.clock.now();
+    return this.db.transaction(async (tx) => {
+      const [current] = await tx.query<TaskRow>(sql`SELECT ${COLUMNS} FROM tasks WHERE id = ${id}::uuid FOR UPDATE`);
+      if (!current) throw new ProtocolError('REFERENCE_NOT_FOUND', `Task ${id} not found`, { status: 404, field: 'task_id' });
+      if (onlyIf && !onlyIf(toRecord(current))) return toRecord(current);
+      const statusEvent = update.status !== undefined;
+      if (statusEvent && TERMINAL_STATUSES.has(current.status)) {
+        throw new ProtocolError('INVALID_STATE', `Task ${id} is already ${current.status}`, { status: 409 });
+      }
+      const status = update.status ?? current.status;
+      const terminal = TERMINAL_STATUSES.has(status);
+      const [row] = await tx.query<TaskRow>(sql`
+        UPDATE tasks SET
+          status = ${status}::text,
+          message = ${update.message !== undefined ? update.message : current.message}::text,
+          progress = ${update.progress !== undefined ? update.progress : current.progress}::jsonb,
+          result = ${update.result !== undefined ? update.result : current.result}::jsonb,
+          state = ${update.state ?? current.state}::jsonb,
+          run_at = ${terminal ? null : update.runAt !== undefined ? update.runAt : current.run_at}::timestamptz,
+          lease_until = ${update.releaseLease || terminal ? sql`NULL` : sql`lease_until`},
+          sequence = sequence + ${statusEvent ? 1 : 0}::int,
+          updated_at = ${now}::timestamptz,
+          completed_at = ${terminal ? now : null}::timestamptz
+        WHERE id = ${id}::uuid
+        RETURNING ${COLUMNS}`);
+      if (statusEvent) await this.recordChange(tx, row!, current.status, now);
+      return toRecord(row!);
+    });
+  }
+
+  async history(id: string): Promise<StatusHistoryEntry[]> {
+    const rows = await this.db.query<{ status: TaskStatus; message: string | null; result: Json | null; at: string | Date }>(sql`
+      SELECT status, message, result, at FROM task_status_history WHERE task_id = ${id}::uuid ORDER BY sequence`);
+    return rows.map((r) => ({ status: r.status, message: r.message, result: r.result ?? null, at: new Date(r.at) }));
+  }
+
+  /**
+   * Claim due steps: rows whose `run_at` passed and whose lease is free. SKIP LOCKED keeps
+   * instances off each other's rows; the lease keeps a step from running twice while it runs.
+   */
+  async claimDue(limit: number, leaseSeconds: number): Promise<InternalTask[]> {
+    const now = this.clock.now();
+    const leaseUntil = new Date(now.getTime() + leaseSeconds * 1000);
+    return this.db.transaction(async (tx) => {
+      const rows = await tx.query<TaskRow>(sql`
+        UPDATE tasks SET lease_until = ${leaseUntil}::timestamptz, attempts = attempts + 1
+        WHERE id IN (
+          SELECT id FROM tasks
+          WHERE run_at IS NOT NULL AND run_at <= ${now}::timestamptz
+            AND status IN ('submitted', 'working')
+            AND (lease_until IS NULL OR lease_until < ${now}::timestamptz)
+          ORDER BY run_at
+          LIMIT ${limit}::int
+          FOR UPDATE SKIP LOCKED)
+        RETURNING ${COLUMNS}`);
+      return rows.map((row) => ({ ...toRecord(row), state: row.state, attempts: row.attempts }));
+    });
+  }
+}

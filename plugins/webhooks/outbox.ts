@@ -1,0 +1,53 @@
+import { sql } from '../../core/sql.ts';
+import type { Queryable } from '../../core/ports/database.ts';
+import type { IdsPort } from '../../core/ports/ids.ts';
+import type { ClockPort } from '../../core/ports/clock.ts';
+import type { WebhookDelivery, WebhookOutboxPort } from '../../core/ports/webhook-outbox.ts';
+import { ProtocolError } from '../../core/errors.ts';
+import type { HmacSignerPort } from '../../core/ports/hmac-signer.ts';
+
+export interface OutboxOptions {
+  /** Give-up horizon from enqueue (<= 24 h: receivers keep dedup state 24 h). */
+  horizonSeconds: number;
+}
+
+const invalid = (message: string, field: string) => new ProtocolError('INVALID_REQUEST', message, { field });
+
+/** Registration-time checks of a delivery; bad input is a 400 before anything is written. */
+export function checkDelivery(d: WebhookDelivery, hmac?: HmacSignerPort): void {
+  let url: URL;
+  try {
+    url = new URL(d.url);
+  } catch {
+    throw invalid('push_notification_config.url must be an absolute URL', 'push_notification_config.url');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid('push_notification_config.url must be http(s)', 'push_notification_config.url');
+  if (!/^[A-Za-z0-9_.:-]{8,255}$/.test(d.idempotencyKey)) throw invalid('idempotency_key must be 8-255 of A-Z a-z 0-9 _ . : -', 'idempotency_key');
+  if (d.auth.mode === 'hmac') {
+    if (!hmac) throw invalid('HMAC-SHA256 webhooks are not enabled on this agent; omit authentication to use signed webhooks', 'push_notification_config.authentication');
+    const problem = hmac.checkSecret(d.auth.secret);
+    if (problem) throw invalid(`authentication.credentials ${problem}`, 'push_notification_config.authentication.credentials');
+  }
+  if (d.auth.mode === 'bearer') {
+    if (d.mutating) throw invalid('Bearer authentication is refused for mutating callbacks; omit authentication to use signed webhooks', 'push_notification_config.authentication');
+    if (d.auth.token.length < 16) throw invalid('authentication.credentials must be at least 16 characters', 'push_notification_config.authentication.credentials');
+  }
+}
+
+/** The outbox writer: one row per webhook, in the caller's transaction. */
+export function createOutbox(deps: { ids: IdsPort; clock: ClockPort; hmac?: HmacSignerPort }, options: OutboxOptions): WebhookOutboxPort {
+  return {
+    async enqueue(tx: Queryable, d: WebhookDelivery): Promise<string> {
+      checkDelivery(d, deps.hmac);
+      const id = deps.ids.uuid7();
+      const now = deps.clock.now();
+      const giveUp = new Date(now.getTime() + options.horizonSeconds * 1000);
+      const credentials = d.auth.mode === 'hmac' ? d.auth.secret : d.auth.mode === 'bearer' ? d.auth.token : null;
+      await tx.query(sql`INSERT INTO webhook_outbox
+        (id, idempotency_key, url, auth_mode, credentials, format, task_id, operation_id, body, next_attempt_at, give_up_at, created_at)
+        VALUES (${id}::uuid, ${d.idempotencyKey}::text, ${d.url}::text, ${d.auth.mode}::text, ${credentials}::text, ${d.format}::text,
+          ${d.taskId ?? null}::text, ${d.operationId ?? null}::text, ${d.body}::text, ${now}::timestamptz, ${giveUp}::timestamptz, ${now}::timestamptz)`);
+      return id;
+    },
+  };
+}

@@ -1,0 +1,34 @@
+/**
+ * Server half of the agent-search benchmark: the discovery deployment on Postgres (schema from
+ * BENCH_SCHEMA), served on a free loopback port printed as `PORT=<n>`. Spawned by
+ * agent-search.bench.ts so load generation and the server do not share a process.
+ */
+import 'reflect-metadata';
+import { assemble } from '../../core/deployment.ts';
+import { definePreset } from '../../core/config.ts';
+import { serve } from '../../hosts/serve.ts';
+import storagePostgres from '../../plugins/storage-postgres/index.ts';
+import auth from '../../plugins/auth/index.ts';
+import searchPostgres from '../../plugins/search-postgres/index.ts';
+import registryAgents from '../../plugins/registry-agents/index.ts';
+import restHost from '../../hosts/rest/index.ts';
+
+const deployment = await assemble(
+  definePreset({
+    name: 'bench-agent-search',
+    plugins: [
+      storagePostgres({ url: process.env.DATABASE_URL!, schema: process.env.BENCH_SCHEMA!, max: 10 }),
+      auth({ testTokens: [{ token: process.env.BENCH_TOKEN!, name: 'bench', tier: 'member' }] }),
+      searchPostgres(),
+      registryAgents(),
+      restHost(),
+    ],
+  }),
+  { env: { LOG_LEVEL: 'silent' } },
+);
+const server = await serve(deployment, { port: 0, hostname: '127.0.0.1' });
+console.log(`PORT=${server.url.port}`);
+process.on('SIGTERM', async () => {
+  await server.close();
+  process.exit(0);
+});

@@ -1,0 +1,65 @@
+/** Shared pieces of the HTTP benchmarks: spawn servers, wait for readiness, run the load generator. */
+import { join } from 'node:path';
+
+export interface LoadResult {
+  requests: number;
+  errors: number;
+  rps: number;
+  p50_ms: number;
+  p95_ms: number;
+  p99_ms: number;
+}
+
+export interface Spawned {
+  port: number;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** Spawn `bun <script> ...args`; the script prints `READY <port>` on stdout once it serves. */
+export async function spawnServer(script: string, args: string[] = [], env: Record<string, string> = {}): Promise<Spawned> {
+  const proc = Bun.spawn(['bun', script, ...args], { stdout: 'pipe', stderr: 'inherit', env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
+  const reader = proc.stdout.getReader();
+  let buffered = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`${script} exited before it was ready`);
+    buffered += new TextDecoder().decode(value);
+    const match = /READY (\d+)/.exec(buffered);
+    if (match) {
+      // Keep draining stdout so the child never blocks on a full pipe.
+      void (async () => {
+        while (!(await reader.read()).done);
+      })();
+      return {
+        port: Number(match[1]),
+        pid: proc.pid,
+        async stop() {
+          proc.kill('SIGTERM');
+          await proc.exited;
+        },
+      };
+    }
+  }
+}
+
+export async function load(url: string, options: { concurrency?: number; seconds?: number; method?: string; body?: string } = {}): Promise<LoadResult> {
+  const args = [join(import.meta.dir, 'load.ts'), url, String(options.concurrency ?? 64), String(options.seconds ?? 5)];
+  if (options.method) args.push(options.method, options.body ?? '');
+  const proc = Bun.spawn(['bun', ...args], { stdout: 'pipe', stderr: 'inherit' });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  return JSON.parse(out.trim().split('\n').pop()!);
+}
+
+/** Resident set size of a process in MB (Linux /proc). */
+export async function rssMb(pid: number): Promise<number> {
+  const status = await Bun.file(`/proc/${pid}/status`).text();
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+export function row(label: string, r: LoadResult, baseline?: LoadResult): string {
+  const ratio = baseline ? (r.rps / baseline.rps).toFixed(2) : '1.00';
+  return `${label.padEnd(44)} ${String(r.rps).padStart(8)} req/s  p50 ${r.p50_ms.toFixed(2).padStart(6)} ms  p95 ${r.p95_ms.toFixed(2).padStart(6)} ms  errors ${r.errors}  ratio ${ratio}`;
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bun
+/**
+ * Load generator run in its own process: `bun load.ts <url> <concurrency> <seconds> [method] [body]`.
+ * Prints one JSON line: {requests, errors, rps, p50_ms, p95_ms, p99_ms}.
+ */
+export {};
+const [url, concurrencyArg = '64', secondsArg = '5', method = 'GET', body] = process.argv.slice(2);
+if (!url) throw new Error('usage: load.ts <url> [concurrency] [seconds] [method] [body]');
+const concurrency = Number(concurrencyArg);
+const seconds = Number(secondsArg);
+const init: RequestInit = method === 'GET' ? {} : { method, body, headers: { 'content-type': 'application/json' } };
+
+async function run(until: number, samples: number[] | null) {
+  let errors = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        const t = performance.now();
+        try {
+          const res = await fetch(url!, init);
+          await res.arrayBuffer();
+          if (!res.ok) errors++;
+        } catch {
+          errors++;
+        }
+        samples?.push(performance.now() - t);
+      }
+    }),
+  );
+  return errors;
+}
+
+await run(performance.now() + 1000, null); // warm-up: JIT, pools, caches
+const samples: number[] = [];
+const start = performance.now();
+const errors = await run(start + seconds * 1000, samples);
+const elapsed = (performance.now() - start) / 1000;
+samples.sort((a, b) => a - b);
+const pct = (p: number) => Math.round((samples[Math.min(samples.length - 1, Math.floor(samples.length * p))] ?? 0) * 100) / 100;
+console.log(JSON.stringify({ requests: samples.length, errors, rps: Math.round(samples.length / elapsed), p50_ms: pct(0.5), p95_ms: pct(0.95), p99_ms: pct(0.99) }));

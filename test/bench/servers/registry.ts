@@ -1,0 +1,24 @@
+// The registry preset on the storage chosen by the environment, seeded with one brand to resolve.
+import 'reflect-metadata';
+import { assemble } from '../../../core/deployment.ts';
+import { serve } from '../../../hosts/serve.ts';
+import { Database } from '../../../core/ports/database.ts';
+import preset from '../../../config/registry.ts';
+import { createApiKey, createOrganization } from '../../../plugins/auth/store.ts';
+
+const deployment = await assemble(preset);
+const server = await serve(deployment, { port: 0, hostname: '127.0.0.1' });
+const db = deployment.get(Database);
+const org = await createOrganization(db, { name: `bench-${Date.now()}`, tier: 'member' });
+const { key } = await createApiKey(db, { orgId: org.id, name: 'bench' });
+const saved = await fetch(`${server.url.href}api/brands/save`, {
+  method: 'POST',
+  headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+  body: JSON.stringify({ domain: 'bench-brand.example', brand_name: 'Bench Brand' }),
+});
+if (!saved.ok) throw new Error(`seeding failed: ${saved.status} ${await saved.text()}`);
+console.log(`READY ${server.port}`);
+process.on('SIGTERM', async () => {
+  await server.close();
+  process.exit(0);
+});

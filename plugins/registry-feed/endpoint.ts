@@ -31,7 +31,7 @@ export function feedEndpoint(deps: { db: DatabasePort; clock: ClockPort; ids: Id
     errors: [400, 401, 410],
     async handler({ query }) {
       // Make every committed event visible before reading (see event-log.ts for why this is gap-free).
-      await sequenceEvents(deps.db, deps.ids);
+      await sequenceEvents(deps.db, deps.ids, 5000, { skipIfBusy: true });
       return readFeed(deps.db, { cursor: query.cursor, types: query.types, limit: query.limit ?? 100 }, deps.clock.now());
     },
   });

@@ -51,11 +51,23 @@ interface StagedRow {
  * lock is released only after commit, so the next sequencer reads a max(event_id) that includes
  * every id handed out before it. Returns the number of events moved.
  */
-export async function sequenceEvents(db: DatabasePort, ids: IdsPort, batch = 5000): Promise<number> {
+export async function sequenceEvents(db: DatabasePort, ids: IdsPort, batch = 5000, options: { skipIfBusy?: boolean } = {}): Promise<number> {
   let total = 0;
+  if (options.skipIfBusy) {
+    // Cheap exit for readers when nothing waits (the common case on a read-heavy feed).
+    const [waiting] = await db.query<{ any: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM registry_event_staging) AS any`);
+    if (!waiting?.any) return 0;
+  }
   for (;;) {
     const moved = await db.transaction(async (tx) => {
-      await tx.query(sql`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK})`);
+      if (options.skipIfBusy) {
+        // Another sequencer is at work: its ids will be above everything visible now, so reading
+        // without waiting for it can only show fewer events, never skip one.
+        const [got] = await tx.query<{ ok: boolean }>(sql`SELECT pg_try_advisory_xact_lock(${SEQUENCER_LOCK}) AS ok`);
+        if (!got?.ok) return -1;
+      } else {
+        await tx.query(sql`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK})`);
+      }
       const staged = await tx.query<StagedRow>(sql`
         WITH moved AS (
           DELETE FROM registry_event_staging
@@ -85,6 +97,7 @@ export async function sequenceEvents(db: DatabasePort, ids: IdsPort, batch = 500
           AS r(event_id uuid, event_type text, entity_type text, entity_id uuid, payload jsonb, actor text, created_at timestamptz)`);
       return staged.length;
     });
+    if (moved < 0) return total;
     total += moved;
     if (moved < batch) return total;
   }

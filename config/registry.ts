@@ -6,9 +6,27 @@ import auth from '../plugins/auth/index.ts';
 import registryBrands from '../plugins/registry-brands/index.ts';
 import registryProperties from '../plugins/registry-properties/index.ts';
 import registryAgents from '../plugins/registry-agents/index.ts';
+import crawlerHttp from '../plugins/crawler-http/index.ts';
+import rateLimit from '../plugins/rate-limit/index.ts';
+import registryFeed from '../plugins/registry-feed/index.ts';
+import registryCrawl from '../plugins/registry-crawl/index.ts';
+import registryProbes from '../plugins/registry-probes/index.ts';
 
 /** Self-hosted registry: embedded PGlite by default, Postgres when DATABASE_URL is set. */
 export default definePreset({
   name: 'registry',
-  plugins: [storageFor, auth(), searchFor, registryBrands(), registryProperties(), registryAgents(), restHost({ title: 'Registry API' })],
+  plugins: [
+    storageFor,
+    auth(),
+    searchFor,
+    registryBrands(),
+    registryProperties(),
+    registryAgents(),
+    crawlerHttp(),
+    rateLimit(),
+    registryFeed(),
+    registryCrawl(),
+    registryProbes(),
+    restHost({ title: 'Registry API' }),
+  ],
 });

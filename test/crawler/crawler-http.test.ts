@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CrawlerError } from '../../core/ports/crawler.ts';
 import { HttpCrawler } from '../../plugins/crawler-http/index.ts';
 import { blockedReason } from '../../plugins/crawler-http/addresses.ts';
@@ -290,4 +292,69 @@ describe('SSRF guard with the allowlist off: every address form is refused', () 
     expect(registrableDomain('www.bbc.co.uk')).toBe('bbc.co.uk');
     expect(registrableDomain('example.com')).toBe('example.com');
   });
+});
+
+describe('conformance vectors: adagents.json discovery redirects (reference/test-vectors)', () => {
+  const vectors = (JSON.parse(readFileSync(join(import.meta.dir, '../../../shared/reference/test-vectors/adagents-discovery-redirects.json'), 'utf8')) as {
+    vectors: Array<{ id: string; target: 'well_known' | 'authoritative_location'; origin_url: string; redirect_chain: Array<{ status: number; location: string }>; expected: { result: string; final_url?: string; reason?: string } }>;
+  }).vectors;
+  let server: ReturnType<typeof Bun.serve>;
+  // Every URL of every chain answers its next hop; the last hop answers a document.
+  const hops = new Map<string, { status: number; location: string }>();
+  for (const v of vectors) {
+    let from = v.origin_url;
+    for (const hop of v.redirect_chain) {
+      hops.set(`${v.id}|${from}`, hop);
+      from = hop.location;
+    }
+  }
+  const names = new Set(vectors.flatMap((v) => [v.origin_url, ...v.redirect_chain.map((h) => h.location)]).map((u) => new URL(u).hostname));
+  const resolver = tableResolver(Object.fromEntries([...names].map((n) => [n, ['127.0.0.1']])));
+  const crawler = new HttpCrawler({ allowlist: ['127.0.0.1'], resolver, ca: TEST_CERT });
+  const withPort = (u: string) => {
+    const url = new URL(u);
+    url.port = String(server.port);
+    return url.href;
+  };
+  const withoutPort = (u: string) => {
+    const url = new URL(u);
+    url.port = '';
+    return url.href;
+  };
+
+  beforeAll(() => {
+    server = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      tls: { cert: TEST_CERT, key: TEST_KEY },
+      fetch(req) {
+        const id = req.headers.get('x-vector') ?? '';
+        const hop = hops.get(`${id}|${withoutPort(req.url)}`);
+        if (hop) return new Response(null, { status: hop.status, headers: { location: withPort(hop.location) } });
+        return Response.json(adagents);
+      },
+    });
+  });
+  afterAll(() => server.stop(true));
+
+  for (const v of vectors) {
+    test(`${v.id}: ${v.expected.result}`, async () => {
+      // Initial fetch: same-site, 3 hops. authoritative_location: no redirect at all.
+      const request = { headers: { 'x-vector': v.id }, ...(v.target === 'authoritative_location' ? { maxRedirects: 0 } : { maxRedirects: 3, redirectPolicy: 'same-site' as const }) };
+      const work = crawler.fetch(withPort(v.origin_url), request);
+      if (v.expected.result === 'resolved') {
+        const res = await work;
+        expect(withoutPort(res.url)).toBe(v.expected.final_url!);
+      } else {
+        const e = await refusal(work);
+        const expected: Record<string, CrawlerError["code"]> = {
+          cross_registrable_domain: 'redirect_refused',
+          scheme_downgrade: 'redirect_refused',
+          too_many_redirects: 'too_many_redirects',
+          redirect_on_authoritative_location: 'too_many_redirects',
+        };
+        expect(e.code).toBe(expected[v.expected.reason!]!);
+      }
+    });
+  }
 });

@@ -27,3 +27,62 @@ export function tableResolver(table: Record<string, string[] | (() => string[])>
     },
   };
 }
+
+export interface ServedFile {
+  status?: number;
+  body?: unknown;
+  type?: string;
+  /** Redirect target (path or absolute URL); `{port}` is replaced by the server's port. */
+  location?: string;
+}
+
+/**
+ * A TLS server on loopback that answers as many publisher hosts as the test cert covers, from a
+ * table the test edits: `web.set('pub.test', '/.well-known/adagents.json', {body: {...}})`.
+ * Unknown paths answer 404. Counts requests per host+path.
+ */
+export function startPublisherWeb() {
+  const files = new Map<string, ServedFile>();
+  const hits = new Map<string, number>();
+  const server: ReturnType<typeof Bun.serve> = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    tls: { cert: TEST_CERT, key: TEST_KEY },
+    fetch(req): Response {
+      const url = new URL(req.url);
+      const key = `${url.hostname}${url.pathname}`;
+      hits.set(key, (hits.get(key) ?? 0) + 1);
+      const file = files.get(key);
+      if (!file) return new Response('not found', { status: 404, headers: { 'content-type': 'text/plain' } });
+      if (file.location) return new Response(null, { status: file.status ?? 302, headers: { location: file.location.replace('{port}', String(server.port)) } });
+      const body = typeof file.body === 'string' ? file.body : JSON.stringify(file.body);
+      return new Response(body, { status: file.status ?? 200, headers: { 'content-type': file.type ?? 'application/json' } });
+    },
+  });
+  return {
+    port: server.port!,
+    origin: `https://{domain}:${server.port}`,
+    set(host: string, path: string, file: ServedFile) {
+      files.set(`${host}${path}`, file);
+    },
+    remove(host: string, path: string) {
+      files.delete(`${host}${path}`);
+    },
+    hits: (host: string, path: string) => hits.get(`${host}${path}`) ?? 0,
+    stop: () => server.stop(true),
+  };
+}
+
+/** Resolves every name under the given suffixes to 127.0.0.1, and the listed names to their table entry. */
+export function loopbackResolver(suffixes: string[], table: Record<string, string[]> = {}): Resolver {
+  return {
+    async lookup(host) {
+      if (table[host]) return table[host]!;
+      if (suffixes.some((s) => host === s || host.endsWith(`.${s}`))) return ['127.0.0.1'];
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+    },
+    async resolveTxt() {
+      return [];
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import type { IdsPort } from '../../core/ports/ids.ts';
+import { claimJobs, completeJob, failJob, type JobSettings } from './jobs.ts';
+import { crawlDomain, type CrawlDeps, type CrawlOutcome } from './pipeline.ts';
+
+export type WorkerDeps = CrawlDeps & { ids: IdsPort; settings: JobSettings };
+
+/**
+ * Claim up to `concurrency` jobs and run them; returns how many were claimed. A thrown error
+ * (network failure, 5xx, database error) re-queues the job with backoff; a verdict about the
+ * file (missing, invalid) is a successful crawl.
+ */
+export async function runCrawlBatch(
+  deps: WorkerDeps,
+  worker: string,
+  concurrency: number,
+  onDone?: (domain: string, outcome: CrawlOutcome | Error) => void,
+): Promise<number> {
+  const jobs = await claimJobs(deps.db, deps, worker, concurrency);
+  await Promise.all(
+    jobs.map(async (job) => {
+      try {
+        const outcome = await crawlDomain(deps, job.domain);
+        const kept = await completeJob(deps.db, deps, job, outcome);
+        if (!kept) deps.logger.warn({ job: job.id, domain: job.domain }, 'crawl finished after its lease was taken over; result dropped');
+        onDone?.(job.domain, outcome);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        const verdict = await failJob(deps.db, deps, job, message);
+        deps.logger.warn({ job: job.id, domain: job.domain, attempt: job.attempts, verdict, err: message }, 'crawl failed');
+        onDone?.(job.domain, error instanceof Error ? error : new Error(message));
+      }
+    }),
+  );
+  return jobs.length;
+}
+
+/** A polling worker: drains runnable jobs, then sleeps `pollMs`. */
+export function startWorker(deps: WorkerDeps, options: { worker: string; concurrency: number; pollMs: number }): { stop(): Promise<void> } {
+  let stopped = false;
+  let wake: (() => void) | null = null;
+  const loop = (async () => {
+    while (!stopped) {
+      let claimed = 0;
+      try {
+        claimed = await runCrawlBatch(deps, options.worker, options.concurrency);
+      } catch (error) {
+        deps.logger.error({ err: error }, 'crawl worker: claim failed');
+      }
+      if (claimed === 0 && !stopped) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, options.pollMs).unref?.();
+        });
+        wake = null;
+      }
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      (wake as (() => void) | null)?.();
+      await loop;
+    },
+  };
+}

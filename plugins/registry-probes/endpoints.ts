@@ -1,0 +1,206 @@
+import * as v from 'valibot';
+import { defineEndpoint } from '../../core/endpoint.ts';
+import { ProtocolError, invalid } from '../../core/errors.ts';
+import { CrawlerError, type CrawlerPort } from '../../core/ports/crawler.ts';
+import type { ClockPort } from '../../core/ports/clock.ts';
+import { normalizeDomainInput } from '../crawler-http/hostnames.ts';
+import { fetchAdagents, TransientCrawlError } from '../registry-crawl/documents.ts';
+import type { SchemaValidator as DocumentValidator } from '../registry-agents/schema-validation.ts';
+import { McpProbe, McpProbeError } from './mcp-client.ts';
+
+export interface ProbeDeps {
+  crawler: CrawlerPort;
+  validator: DocumentValidator;
+  clock: ClockPort;
+  timeoutMs: number;
+  maxBytes: number;
+  origin: string;
+}
+
+const agentUrl = v.pipe(
+  v.string('is required'),
+  v.maxLength(2000, 'is too long'),
+  v.check((s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password;
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute https URL'),
+);
+
+/** Map an outbound failure: our refusal of the URL -> 400, no answer in time -> 504, anything else -> 502. */
+function upstreamError(error: unknown, what: string): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  if (error instanceof CrawlerError) {
+    if (error.code === 'ssrf_blocked' || error.code === 'invalid_url') return invalid(`url: ${error.message}`, 'url');
+    if (error.code === 'timeout') return new ProtocolError('UPSTREAM_TIMEOUT', `${what}: ${error.message}`);
+    return new ProtocolError('UPSTREAM_FAILED', `${what}: ${error.code}: ${error.message}`);
+  }
+  if (error instanceof TransientCrawlError) return new ProtocolError(error.timeout ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_FAILED', `${what}: ${error.message}`);
+  if (error instanceof McpProbeError) return new ProtocolError('UPSTREAM_FAILED', `${what}: ${error.message}`);
+  return new ProtocolError('UPSTREAM_FAILED', `${what}: ${(error as Error)?.message ?? 'failed'}`);
+}
+
+async function probeA2a(deps: ProbeDeps, url: string) {
+  const origin = new URL(url).origin;
+  let lastError: unknown = null;
+  for (const path of ['/.well-known/agent-card.json', '/.well-known/agent.json']) {
+    try {
+      const res = await deps.crawler.fetch(origin + path, {
+        timeoutMs: deps.timeoutMs,
+        maxBytes: deps.maxBytes,
+        redirectPolicy: 'same-site',
+        accept: ['application/json', 'text/json', 'text/plain'],
+        headers: { accept: 'application/json', 'a2a-version': '1.0' },
+      });
+      if (res.status === 404) continue;
+      if (res.status !== 200) throw new McpProbeError(`agent card answered HTTP ${res.status}`);
+      const card = JSON.parse(res.text());
+      if (!card || typeof card !== 'object' || typeof card.name !== 'string') throw new McpProbeError('agent card lacks a name');
+      return {
+        card_url: res.url,
+        name: card.name as string,
+        description: typeof card.description === 'string' ? card.description : undefined,
+        protocol_version: card.protocolVersion ?? card.protocol_version ?? undefined,
+        capabilities: card.capabilities ?? undefined,
+        skills: Array.isArray(card.skills) ? card.skills.map((s: any) => ({ id: s?.id, name: s?.name, ...(s?.description ? { description: s.description } : {}) })) : [],
+      };
+    } catch (error) {
+      if (error instanceof SyntaxError) lastError = new McpProbeError('agent card is not JSON');
+      else lastError = error;
+      if (!(error instanceof McpProbeError) && !(error instanceof SyntaxError)) throw error;
+      break;
+    }
+  }
+  throw lastError ?? new McpProbeError('no agent card at /.well-known/agent-card.json or /.well-known/agent.json');
+}
+
+async function probeMcp(deps: ProbeDeps, url: string) {
+  const client = new McpProbe(deps.crawler, url, deps);
+  await client.initialize();
+  const tools = await client.listTools();
+  return { server_info: client.serverInfo, capabilities: client.capabilities, tools };
+}
+
+const describe = (e: unknown) => (e instanceof Error ? `${e instanceof CrawlerError ? `${e.code}: ` : ''}${e.message}` : String(e));
+
+export function probeEndpoints(deps: ProbeDeps) {
+  const discover = defineEndpoint({
+    method: 'GET',
+    path: '/api/public/discover-agent',
+    summary: 'Probe an agent URL over MCP and A2A',
+    description: 'Tries an MCP initialize + tools/list and the A2A agent card in parallel. 504 when the agent does not answer in time, 502 when it answers with neither protocol.',
+    tags: ['probes'],
+    auth: 'none',
+    query: v.object({ url: agentUrl }),
+    errors: [400, 502, 504],
+    async handler({ query }) {
+      const [mcp, a2a] = await Promise.allSettled([probeMcp(deps, query.url), probeA2a(deps, query.url)]);
+      const refusal = [mcp, a2a].find((r) => r.status === 'rejected' && r.reason instanceof CrawlerError && (r.reason.code === 'ssrf_blocked' || r.reason.code === 'invalid_url'));
+      if (refusal) throw upstreamError((refusal as PromiseRejectedResult).reason, 'probe');
+      const protocols = [...(mcp.status === 'fulfilled' ? ['mcp'] : []), ...(a2a.status === 'fulfilled' ? ['a2a'] : [])];
+      if (!protocols.length) {
+        const reasons = [mcp, a2a].map((r) => (r as PromiseRejectedResult).reason);
+        const details = { mcp: describe(reasons[0]), a2a: describe(reasons[1]) };
+        const timedOut = reasons.some((r) => r instanceof CrawlerError && r.code === 'timeout');
+        throw new ProtocolError(timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_FAILED', `The agent at ${query.url} ${timedOut ? 'did not answer in time' : 'answered neither MCP nor A2A'}`, { details });
+      }
+      const m = mcp.status === 'fulfilled' ? mcp.value : null;
+      const a = a2a.status === 'fulfilled' ? a2a.value : null;
+      return {
+        url: query.url,
+        reachable: true,
+        protocol: protocols[0],
+        protocols,
+        name: m?.server_info?.name ?? a?.name ?? null,
+        description: a?.description ?? null,
+        ...(m ? { mcp: { server_info: m.server_info, capabilities: m.capabilities, tools: m.tools } } : { mcp_error: describe((mcp as PromiseRejectedResult).reason) }),
+        ...(a ? { a2a: a } : { a2a_error: describe((a2a as PromiseRejectedResult).reason) }),
+        probed_at: deps.clock.now().toISOString(),
+      };
+    },
+  });
+
+  const callTool = async (url: string, tool: string, args: Record<string, unknown>) => {
+    try {
+      const client = new McpProbe(deps.crawler, url, deps);
+      await client.initialize();
+      return await client.callTool(tool, args);
+    } catch (error) {
+      throw upstreamError(error, tool);
+    }
+  };
+
+  const formats = defineEndpoint({
+    method: 'GET',
+    path: '/api/public/agent-formats',
+    summary: "Creative formats of an agent (its list_creative_formats tool over MCP)",
+    tags: ['probes'],
+    auth: 'none',
+    query: v.object({ url: agentUrl }),
+    errors: [400, 502, 504],
+    async handler({ query }) {
+      const result = (await callTool(query.url, 'list_creative_formats', {})) as { formats?: unknown[] };
+      const list = Array.isArray(result?.formats) ? result.formats : [];
+      return { agent_url: query.url, formats: list, count: list.length, fetched_at: deps.clock.now().toISOString() };
+    },
+  });
+
+  const products = defineEndpoint({
+    method: 'GET',
+    path: '/api/public/agent-products',
+    summary: 'Products of a sales agent (its get_products tool over MCP)',
+    tags: ['probes'],
+    auth: 'none',
+    query: v.object({ url: agentUrl, brief: v.optional(v.pipe(v.string(), v.maxLength(2000, 'is too long'))) }),
+    errors: [400, 502, 504],
+    async handler({ query }) {
+      const result = (await callTool(query.url, 'get_products', query.brief ? { brief: query.brief } : {})) as { products?: unknown[] };
+      const list = Array.isArray(result?.products) ? result.products : [];
+      return { agent_url: query.url, products: list, count: list.length, fetched_at: deps.clock.now().toISOString() };
+    },
+  });
+
+  const validatePublisher = defineEndpoint({
+    method: 'GET',
+    path: '/api/public/validate-publisher',
+    summary: "Fetch and validate a publisher's adagents.json (nothing is stored)",
+    tags: ['probes'],
+    auth: 'none',
+    query: v.object({ domain: v.pipe(v.string('is required'), v.maxLength(300, 'is too long')) }),
+    errors: [400, 502, 504],
+    async handler({ query }) {
+      const domain = normalizeDomainInput(query.domain);
+      if (!domain) throw invalid('query.domain: must be a domain name such as example.com', 'domain');
+      try {
+        await deps.crawler.assertPublicHost(domain);
+      } catch (error) {
+        throw upstreamError(error, domain);
+      }
+      let doc;
+      try {
+        doc = await fetchAdagents(deps.crawler, domain, deps.validator, deps.origin, deps.timeoutMs);
+      } catch (error) {
+        throw upstreamError(error, domain);
+      }
+      const checked_at = deps.clock.now().toISOString();
+      if (doc.kind === 'missing') return { domain, found: false, valid: false, url: doc.url, errors: [{ path: '/', message: `HTTP ${doc.status}` }], checked_at };
+      const file = (doc.doc ?? {}) as { authorized_agents?: unknown[]; properties?: unknown[] };
+      return {
+        domain,
+        found: true,
+        valid: doc.issues.length === 0,
+        source: doc.source,
+        url: doc.url,
+        errors: doc.issues,
+        authorized_agents: Array.isArray(file.authorized_agents) ? file.authorized_agents.length : 0,
+        properties: Array.isArray(file.properties) ? file.properties.length : 0,
+        checked_at,
+      };
+    },
+  });
+
+  return [discover, formats, products, validatePublisher];
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env bun
+/**
+ * `bun run crawl [--concurrency N] [--file domains.txt] [--preset registry] <domain...>`
+ * Queues a crawl of each domain as durable jobs (the same ones crawl-request queues), runs them
+ * with N local workers (instances already running on the same database help), shows a progress
+ * bar, then prints one line per domain. Exit code 1 when any crawl failed.
+ */
+import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { assemble } from '../core/deployment.ts';
+import type { Preset } from '../core/config.ts';
+import { sql } from '../core/sql.ts';
+import { Database } from '../core/ports/database.ts';
+import { normalizeDomainInput } from '../plugins/crawler-http/hostnames.ts';
+import registryCrawl, { enqueueCrawl, runCrawlBatch, workerDeps } from '../plugins/registry-crawl/index.ts';
+
+const args = process.argv.slice(2);
+let concurrency = 4;
+let presetName = 'registry';
+const inputs: string[] = [];
+for (let i = 0; i < args.length; i++) {
+  const a = args[i]!;
+  if (a === '--concurrency' || a === '-c') concurrency = Number(args[++i]);
+  else if (a === '--file' || a === '-f') inputs.push(...readFileSync(args[++i]!, 'utf8').split(/\s+/));
+  else if (a === '--preset') presetName = args[++i]!;
+  else if (a === '--help' || a === '-h') {
+    console.log('usage: bun run crawl [--concurrency N] [--file domains.txt] [--preset registry] <domain...>');
+    process.exit(0);
+  } else inputs.push(a);
+}
+if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+  console.error('--concurrency must be an integer from 1 to 64');
+  process.exit(2);
+}
+const domains = [...new Set(inputs.filter(Boolean).map((d) => normalizeDomainInput(d) ?? `!${d}`))];
+const bad = domains.filter((d) => d.startsWith('!'));
+if (bad.length) {
+  console.error(`not domain names: ${bad.map((d) => d.slice(1)).join(', ')}`);
+  process.exit(2);
+}
+if (!domains.length) {
+  console.error('usage: bun run crawl [--concurrency N] [--file domains.txt] <domain...>');
+  process.exit(2);
+}
+
+const preset = (await import(`../config/${presetName}.ts`)).default as Preset;
+// Keep the logs to warnings so the progress bar stays readable (LOG_LEVEL overrides).
+const deployment = await assemble(preset, { env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' } });
+await deployment.start();
+const db = deployment.get(Database);
+// Batch crawls retry less patiently than the background pipeline: 2 attempts, 5 s apart.
+const base = workerDeps(deployment, registryCrawl().options);
+const deps = { ...base, settings: { ...base.settings, maxAttempts: 2, backoffMs: 5000 } };
+
+const jobIds = new Map<string, string>();
+for (const domain of domains) jobIds.set(domain, (await enqueueCrawl(db, deps, { domain, reason: 'cli' })).id);
+const ids = [...jobIds.values()];
+
+const tty = process.stdout.isTTY;
+const started = performance.now();
+function bar(done: number, failed: number, total: number): string {
+  const width = 30;
+  const filled = Math.round(((done + failed) / total) * width);
+  const secs = ((performance.now() - started) / 1000).toFixed(1);
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done + failed}/${total}  ok ${done}  failed ${failed}  ${secs}s`;
+}
+
+let stop = false;
+const workers = Array.from({ length: concurrency }, (_, i) =>
+  (async () => {
+    while (!stop) {
+      const n = await runCrawlBatch(deps, `cli:${process.pid}:${i}`, 1, (domain, outcome) => {
+        if (!tty) console.log(`${domain}: ${outcome instanceof Error ? `error ${outcome.message}` : `adagents ${outcome.adagents}, ${outcome.events} events`}`);
+      });
+      if (n === 0) await Bun.sleep(200);
+    }
+  })(),
+);
+
+type Row = { id: string; domain: string; status: string; result: any; last_error: string | null; run_after: string };
+let rows: Row[] = [];
+for (;;) {
+  rows = await db.query<Row>(sql`SELECT id::text, domain, status, result, last_error, run_after FROM crawl_jobs WHERE id = ANY(${ids}::uuid[])`);
+  const done = rows.filter((r) => r.status === 'done').length;
+  const failed = rows.filter((r) => r.status === 'failed').length;
+  if (tty) process.stdout.write(`\r${bar(done, failed, ids.length)}`);
+  if (done + failed === ids.length) break;
+  await Bun.sleep(250);
+}
+stop = true;
+await Promise.all(workers);
+if (tty) process.stdout.write('\n');
+for (const r of rows.sort((x, y) => x.domain.localeCompare(y.domain))) {
+  if (r.status === 'failed') console.log(`${r.domain.padEnd(40)} FAILED  ${r.last_error ?? ''}`);
+  else {
+    const c = r.result?.changes ?? {};
+    console.log(`${r.domain.padEnd(40)} adagents ${String(r.result?.adagents).padEnd(8)} brand.json ${String(r.result?.brand_json).padEnd(11)} +${c.properties_created ?? 0} props, ${c.properties_stale ?? 0} stale, ${r.result?.events ?? 0} events`);
+  }
+}
+await deployment.stop();
+process.exit(rows.some((r) => r.status === 'failed') ? 1 : 0);

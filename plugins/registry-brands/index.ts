@@ -5,6 +5,8 @@ import { Clock } from '../../core/ports/clock.ts';
 import { Ids } from '../../core/ports/ids.ts';
 import { Auth } from '../../core/ports/auth.ts';
 import { EventLog } from '../../core/ports/events.ts';
+import { BrandJsonRecords } from '../../core/ports/authoritative-records.ts';
+import { recordBrandJson } from './authoritative.ts';
 import { revisionTablesDdl } from '../registry-revisions/store.ts';
 import { EntryCache } from '../registry-revisions/cache.ts';
 import { brandEndpoints } from './endpoints.ts';
@@ -15,6 +17,7 @@ const caches = new WeakMap<object, { cache: EntryCache<any>; unfollow?: () => Pr
 
 export default definePlugin({
   name: 'registry-brands',
+  provides: [BrandJsonRecords],
   requires: [Database, Auth],
   optional: [EventLog],
   migrations: [
@@ -29,6 +32,13 @@ CREATE INDEX brands_source ON brands (source);`,
   register(ctx) {
     const cache = new EntryCache('brands');
     caches.set(ctx, { cache });
+    const ids = ctx.get(Ids);
+    const clock = ctx.get(Clock);
+    ctx.provide(BrandJsonRecords, {
+      async record(tx, domain, document) {
+        await recordBrandJson(tx, domain, document, { newId: ids.uuid7, now: clock.now() });
+      },
+    });
     ctx.get(Endpoints).add(
       ...brandEndpoints({
         db: ctx.get(Database),

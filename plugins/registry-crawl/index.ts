@@ -14,6 +14,7 @@ import { RateLimiter } from '../../core/ports/rate-limit.ts';
 import { Clock } from '../../core/ports/clock.ts';
 import { Ids } from '../../core/ports/ids.ts';
 import { Search } from '../../core/ports/search.ts';
+import { AdagentsRecords, BrandJsonRecords } from '../../core/ports/authoritative-records.ts';
 import { createDiscoveryProjection, DiscoveryProjection } from '../registry-agents/projection.ts';
 import { crawlEndpoints } from './endpoints.ts';
 import { DEFAULT_SETTINGS, scheduleDue, type JobSettings } from './jobs.ts';
@@ -71,6 +72,8 @@ export function workerDeps(source: PortSource, o: CrawlPluginOptions): WorkerDep
     events: source.get(EventLog),
     projection: source.tryGet(DiscoveryProjection) ?? createDiscoveryProjection(db, () => source.tryGet(Search)),
     validator: createDocumentValidator(),
+    brandRecords: source.tryGet(BrandJsonRecords),
+    adagentsRecords: source.tryGet(AdagentsRecords),
     clock: source.get(Clock),
     logger: source.logger,
     origin: o.origin,
@@ -91,7 +94,7 @@ const running = new WeakMap<object, Array<() => Promise<void> | void>>();
 export default definePlugin({
   name: 'registry-crawl',
   requires: [Database, Crawler, EventLog, RateLimiter],
-  optional: [DiscoveryProjection, Search],
+  optional: [DiscoveryProjection, Search, BrandJsonRecords, AdagentsRecords],
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
   register(ctx) {

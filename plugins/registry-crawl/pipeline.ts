@@ -7,6 +7,7 @@ import type { Logger } from '../../core/log.ts';
 import type { DiscoveryProjectionService, AdagentsDiff } from '../registry-agents/projection.ts';
 import { fetchAdagents, fetchBrandJson, TransientCrawlError, DEFAULT_ORIGIN, type FetchedDocument } from './documents.ts';
 import { eventsForDiff } from './events.ts';
+import type { AuthoritativeRecordsPort } from '../../core/ports/authoritative-records.ts';
 import type { SchemaValidator as DocumentValidator, SchemaIssue } from '../registry-agents/schema-validation.ts';
 
 export interface CrawlDeps {
@@ -17,6 +18,9 @@ export interface CrawlDeps {
   validator: DocumentValidator;
   clock: ClockPort;
   logger: Logger;
+  /** Resolution records of registry-brands / registry-properties, when deployed. */
+  brandRecords?: AuthoritativeRecordsPort;
+  adagentsRecords?: AuthoritativeRecordsPort;
   /** `https://{domain}` unless a test points it at a loopback port. */
   origin?: string;
 }
@@ -67,7 +71,10 @@ export async function crawlDomain(deps: CrawlDeps, domain: string): Promise<Craw
       errors: adagents.issues,
       now,
       source: adagents.source,
-      inTransaction: (tx, d) => inTransaction(tx, d, adagents.source),
+      inTransaction: async (tx, d) => {
+        await inTransaction(tx, d, adagents.source);
+        if (valid) await deps.adagentsRecords?.record(tx, domain, adagents.doc as Record<string, unknown>);
+      },
     });
   } else {
     const [known] = await deps.db.query(sql`SELECT 1 AS x FROM registry_publishers WHERE domain = ${domain}::text`);
@@ -91,7 +98,15 @@ export async function crawlDomain(deps: CrawlDeps, domain: string): Promise<Craw
     deps.logger.warn({ domain, err: error.message }, 'brand.json unreachable');
   }
   if (brand?.kind === 'document') {
-    await deps.projection.projectBrandJson(domain, brand.doc, { valid: brand.issues.length === 0, now });
+    const valid = brand.issues.length === 0;
+    const doc = brand.doc as Record<string, unknown>;
+    await deps.projection.projectBrandJson(domain, brand.doc, {
+      valid,
+      now,
+      inTransaction: async (tx) => {
+        if (valid) await deps.brandRecords?.record(tx, domain, doc);
+      },
+    });
   }
 
   const outcome: CrawlOutcome = {

@@ -5,6 +5,8 @@ import { Clock } from '../../core/ports/clock.ts';
 import { Ids } from '../../core/ports/ids.ts';
 import { Auth } from '../../core/ports/auth.ts';
 import { EventLog } from '../../core/ports/events.ts';
+import { AdagentsRecords } from '../../core/ports/authoritative-records.ts';
+import { recordAdagentsJson } from './authoritative.ts';
 import { revisionTablesDdl } from '../registry-revisions/store.ts';
 import { EntryCache } from '../registry-revisions/cache.ts';
 import { propertyEndpoints } from './endpoints.ts';
@@ -15,12 +17,21 @@ const caches = new WeakMap<object, { cache: EntryCache<any>; unfollow?: () => Pr
 
 export default definePlugin({
   name: 'registry-properties',
+  provides: [AdagentsRecords],
   requires: [Database, Auth],
   optional: [EventLog],
   migrations: [{ version: 1, name: 'property_entries', sql: `${revisionTablesDdl('property_entries', 'property_revisions')}\nCREATE INDEX property_entries_source ON property_entries (source);` }],
   register(ctx) {
     const cache = new EntryCache('property_entries');
     caches.set(ctx, { cache });
+    const ids = ctx.get(Ids);
+    const clock = ctx.get(Clock);
+    ctx.provide(AdagentsRecords, {
+      // Crawled properties get their feed events from the discovery projection; none are emitted here.
+      async record(tx, domain, document) {
+        await recordAdagentsJson(tx, domain, document as Parameters<typeof recordAdagentsJson>[2], { newId: ids.uuid7, now: clock.now(), actor: 'crawler' });
+      },
+    });
     ctx.get(Endpoints).add(
       ...propertyEndpoints({ db: ctx.get(Database), clock: ctx.get(Clock), ids: ctx.get(Ids), events: () => ctx.tryGet(EventLog) }, cache),
     );

@@ -54,7 +54,8 @@ export function propertyEvents(domain: string, source: string, before: PropertyD
         entity_type: 'property',
         entity_id: p.rid,
         actor,
-        payload: { property_rid: p.rid, classification: p.type, source, identifiers: p.identifiers, publisher_domain: domain, property_id: p.id, name: p.name },
+        // Exactly the spec's property.created payload.
+        payload: { property_rid: p.rid, classification: p.type, source, identifiers: p.identifiers },
       });
     } else if (!same(prior, p)) {
       events.push({

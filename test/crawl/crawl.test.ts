@@ -19,6 +19,10 @@ import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { TEST_CERT, loopbackResolver, startPublisherWeb } from '../support/loopback.ts';
 import registryAgents from '../../plugins/registry-agents/index.ts';
+import registryBrands from '../../plugins/registry-brands/index.ts';
+import registryProperties from '../../plugins/registry-properties/index.ts';
+import { AdagentsRecords, BrandJsonRecords } from '../../core/ports/authoritative-records.ts';
+import { newKey } from '../support/principals.ts';
 
 const TOKEN = 'crawl-test-token-0123456789';
 const ADAGENTS = '/.well-known/adagents.json';
@@ -44,6 +48,8 @@ forEachDatabase(
     const plugins = [
       crawlerHttp({ allowlist: ['127.0.0.1'], resolver: loopbackResolver(['pub.test', 'other.test'], { 'intranet.pub.test': ['10.1.2.3'] }), ca: TEST_CERT }),
       registryAgents(),
+      registryBrands(),
+      registryProperties(),
       registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }),
       rateLimit({ pruneIntervalMs: 0 }),
       auth({ testTokens: [{ token: TOKEN, name: 'crawler-tests' }, { token: `${TOKEN}-second`, name: 'second' }] }),
@@ -71,6 +77,8 @@ forEachDatabase(
       events: a().deployment.get(EventLog),
       projection: createDiscoveryProjection(db(), () => undefined),
       validator,
+      brandRecords: a().deployment.tryGet(BrandJsonRecords),
+      adagentsRecords: a().deployment.tryGet(AdagentsRecords),
       clock: clock(),
       logger: a().deployment.logger,
       origin: web.origin,
@@ -214,6 +222,20 @@ forEachDatabase(
       const props = await db().query<{ identifier: string }>(sql`SELECT identifier FROM registry_operator_properties WHERE operator_domain = 'pub.test'`);
       expect(props.map((p) => p.identifier)).toEqual(['pub.test']);
       await newEvents();
+    });
+
+    test('crawled files become the authoritative brand and property records: resolve serves them, saves answer 409', async () => {
+      const brand = (await (await a().fetch('/api/brands/resolve?domain=pub.test')).json()) as any;
+      expect(brand).toMatchObject({ canonical_domain: 'pub.test', brand_name: 'Pub', source: 'brand_json', keller_type: 'master' });
+      const raw = (await (await a().fetch('/api/brands/brand-json?domain=pub.test')).json()) as any;
+      expect(raw.data.house.name).toBe('Pub House');
+      const props = (await (await a().fetch('/api/properties/resolve?domain=pub.test')).json()) as any;
+      expect(props).toMatchObject({ publisher_domain: 'pub.test', source: 'adagents_json', verified: true });
+      expect(props.properties.map((p: any) => p.id)).toEqual(['home']);
+      const { key } = await newKey(a().deployment);
+      expect((await a().fetch('/api/brands/save', { method: 'POST', token: key, json: { domain: 'pub.test', brand_name: 'Hijack' } })).status).toBe(409);
+      expect((await a().fetch('/api/properties/save', { method: 'POST', token: key, json: { publisher_domain: 'pub.test', authorized_agents: [] } })).status).toBe(409);
+      expect(await newEvents()).toEqual([]); // recording the files adds no events of its own
     });
 
     test('5xx is retried with doubling backoff up to max attempts, then the job fails', async () => {

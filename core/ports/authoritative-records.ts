@@ -1,0 +1,15 @@
+import { token } from '../token.ts';
+import type { Queryable } from './database.ts';
+
+/**
+ * Where the crawl pipeline records a domain's validated authoritative file, inside its own
+ * transaction, so resolution endpoints serve it and community edits of the domain answer 409.
+ * Provided by registry-brands (brand.json) and registry-properties (adagents.json); a deployment
+ * without them simply skips the step.
+ */
+export interface AuthoritativeRecordsPort {
+  record(tx: Queryable, domain: string, document: Record<string, unknown>): Promise<void>;
+}
+
+export const BrandJsonRecords = token<AuthoritativeRecordsPort>('registry.brand-json-records');
+export const AdagentsRecords = token<AuthoritativeRecordsPort>('registry.adagents-records');

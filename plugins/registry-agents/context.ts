@@ -2,6 +2,7 @@ import type { DatabasePort } from '../../core/ports/database.ts';
 import type { SearchPort } from '../../core/ports/search.ts';
 import type { EventLogPort } from '../../core/ports/events.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
+import type { BrandMatch, DirectoryPort, PropertyMatch } from '../../core/ports/directory.ts';
 import type { Principal } from '../../core/ports/auth.ts';
 import { tierAtLeast } from '../../core/ports/auth.ts';
 import { sql, type SqlFragment } from '../../core/sql.ts';
@@ -13,6 +14,9 @@ export interface DiscoveryContext {
   clock: ClockPort;
   search(): SearchPort | undefined;
   events(): EventLogPort | undefined;
+  /** Site-wide search sources of the brands and properties plugins, when deployed. */
+  brands(): DirectoryPort<BrandMatch> | undefined;
+  hostedProperties(): DirectoryPort<PropertyMatch> | undefined;
   schemas: SchemaValidator;
 }
 

@@ -11,6 +11,7 @@ import { Auth } from '../../core/ports/auth.ts';
 import { createSchemaValidator, DEFAULT_SCHEMA_DIR } from './schema-validation.ts';
 import { createDiscoveryProjection, DiscoveryProjection } from './projection.ts';
 import type { DiscoveryContext } from './context.ts';
+import { BrandDirectory, PropertyDirectory } from '../../core/ports/directory.ts';
 import { catalogEndpoints } from './endpoints/catalog.ts';
 import { searchEndpoints } from './endpoints/search.ts';
 import { publisherEndpoints } from './endpoints/publishers.ts';
@@ -31,7 +32,7 @@ export default definePlugin({
   name: 'registry-agents',
   provides: [DiscoveryProjection],
   requires: [Database],
-  optional: [Search, EventLog, Auth],
+  optional: [Search, EventLog, Auth, BrandDirectory, PropertyDirectory],
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
   register(ctx) {
@@ -41,6 +42,8 @@ export default definePlugin({
       clock: ctx.get(Clock),
       search: () => ctx.tryGet(Search),
       events: () => ctx.tryGet(EventLog),
+      brands: () => ctx.tryGet(BrandDirectory),
+      hostedProperties: () => ctx.tryGet(PropertyDirectory),
       schemas: createSchemaValidator(ctx.options.schemaDir),
     };
     ctx.provide(DiscoveryProjection, createDiscoveryProjection(db, context.search));

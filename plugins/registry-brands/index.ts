@@ -6,6 +6,8 @@ import { Ids } from '../../core/ports/ids.ts';
 import { Auth } from '../../core/ports/auth.ts';
 import { EventLog } from '../../core/ports/events.ts';
 import { BrandJsonRecords } from '../../core/ports/authoritative-records.ts';
+import { BrandDirectory } from '../../core/ports/directory.ts';
+import { sql } from '../../core/sql.ts';
 import { recordBrandJson } from './authoritative.ts';
 import { revisionTablesDdl } from '../registry-revisions/store.ts';
 import { EntryCache } from '../registry-revisions/cache.ts';
@@ -17,7 +19,7 @@ const caches = new WeakMap<object, { cache: EntryCache<any>; unfollow?: () => Pr
 
 export default definePlugin({
   name: 'registry-brands',
-  provides: [BrandJsonRecords],
+  provides: [BrandJsonRecords, BrandDirectory],
   requires: [Database, Auth],
   optional: [EventLog],
   migrations: [
@@ -34,6 +36,15 @@ CREATE INDEX brands_source ON brands (source);`,
     caches.set(ctx, { cache });
     const ids = ctx.get(Ids);
     const clock = ctx.get(Clock);
+    const db = ctx.get(Database);
+    ctx.provide(BrandDirectory, {
+      // strpos: the term is a literal substring (no LIKE wildcards to escape).
+      search: (term, limit) =>
+        db.query(sql`
+          SELECT domain, data->>'brand_name' AS name, source FROM brands
+          WHERE strpos(domain, ${term}::text) > 0 OR strpos(lower(data->>'brand_name'), ${term}::text) > 0
+          ORDER BY domain LIMIT ${limit}::int`),
+    });
     ctx.provide(BrandJsonRecords, {
       async record(tx, domain, document) {
         await recordBrandJson(tx, domain, document, { newId: ids.uuid7, now: clock.now() });

@@ -6,6 +6,8 @@ import { Ids } from '../../core/ports/ids.ts';
 import { Auth } from '../../core/ports/auth.ts';
 import { EventLog } from '../../core/ports/events.ts';
 import { AdagentsRecords } from '../../core/ports/authoritative-records.ts';
+import { PropertyDirectory } from '../../core/ports/directory.ts';
+import { sql } from '../../core/sql.ts';
 import { recordAdagentsJson } from './authoritative.ts';
 import { revisionTablesDdl } from '../registry-revisions/store.ts';
 import { EntryCache } from '../registry-revisions/cache.ts';
@@ -17,7 +19,7 @@ const caches = new WeakMap<object, { cache: EntryCache<any>; unfollow?: () => Pr
 
 export default definePlugin({
   name: 'registry-properties',
-  provides: [AdagentsRecords],
+  provides: [AdagentsRecords, PropertyDirectory],
   requires: [Database, Auth],
   optional: [EventLog],
   migrations: [{ version: 1, name: 'property_entries', sql: `${revisionTablesDdl('property_entries', 'property_revisions')}\nCREATE INDEX property_entries_source ON property_entries (source);` }],
@@ -26,6 +28,16 @@ export default definePlugin({
     caches.set(ctx, { cache });
     const ids = ctx.get(Ids);
     const clock = ctx.get(Clock);
+    const db = ctx.get(Database);
+    ctx.provide(PropertyDirectory, {
+      search: (term, limit) =>
+        db.query(sql`
+          SELECT e.domain AS publisher_domain, p->>'id' AS id, p->>'name' AS name, p->>'type' AS type, p->'identifiers' AS identifiers, e.source
+          FROM property_entries e, jsonb_array_elements(e.data->'properties') p
+          WHERE strpos(lower(p->>'name'), ${term}::text) > 0
+             OR EXISTS (SELECT 1 FROM jsonb_array_elements(p->'identifiers') i WHERE strpos(lower(i->>'value'), ${term}::text) > 0)
+          ORDER BY p->>'name', e.domain LIMIT ${limit}::int`),
+    });
     ctx.provide(AdagentsRecords, {
       // Crawled properties get their feed events from the discovery projection; none are emitted here.
       async record(tx, domain, document) {

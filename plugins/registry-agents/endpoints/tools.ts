@@ -122,10 +122,14 @@ export function toolEndpoints(c: DiscoveryContext) {
       const term = query.q.toLowerCase();
       const limit = query.limit as number;
       // strpos: a plain substring, so % and _ in q are literal characters.
-      const brands = await c.db.query(sql`
-        SELECT domain, house_name AS name, brand_names AS names FROM registry_operators
-        WHERE brand_json_valid AND (strpos(domain, ${term}::text) > 0 OR EXISTS (SELECT 1 FROM unnest(brand_names) n WHERE strpos(lower(n), ${term}::text) > 0))
-        ORDER BY domain LIMIT ${limit}::int`);
+      // Brands: the brands plugin's entries (community and crawled brand.json) when deployed,
+      // else the operators this plugin crawled.
+      const brands = c.brands()
+        ? await c.brands()!.search(term, limit)
+        : await c.db.query(sql`
+            SELECT domain, house_name AS name, 'brand_json' AS source FROM registry_operators
+            WHERE brand_json_valid AND (strpos(domain, ${term}::text) > 0 OR EXISTS (SELECT 1 FROM unnest(brand_names) n WHERE strpos(lower(n), ${term}::text) > 0))
+            ORDER BY domain LIMIT ${limit}::int`);
       const publishers = await c.db.query(sql`
         SELECT domain, adagents_valid AS has_valid_adagents FROM registry_publishers WHERE strpos(domain, ${term}::text) > 0 ORDER BY domain LIMIT ${limit}::int`);
       const properties = await c.db.query(sql`
@@ -134,7 +138,10 @@ export function toolEndpoints(c: DiscoveryContext) {
         WHERE p.status = 'active' AND (strpos(lower(p.name), ${term}::text) > 0
           OR EXISTS (SELECT 1 FROM registry_property_identifiers i WHERE i.property_id = p.id AND strpos(i.value, ${term}::text) > 0))
         ORDER BY p.name, pub.domain LIMIT ${limit}::int`);
-      return { query: query.q, brands, publishers, properties };
+      // Hosted properties (community-maintained) are kept by the properties plugin.
+      const hosted = (await c.hostedProperties()?.search(term, limit)) ?? [];
+      const merged = [...properties.map((p: any) => ({ ...p, source: 'adagents_json' })), ...hosted.filter((h) => h.source === 'hosted')].slice(0, limit);
+      return { query: query.q, brands, publishers, properties: merged };
     },
   });
 

@@ -148,7 +148,19 @@ export async function assemble(preset: Preset, options: AssembleOptions = {}): P
   }
 
   const started: PluginInstance<any>[] = [];
+  let starting: Promise<void> | null = null;
   let stopping: Promise<void> | null = null;
+  const startAll = async () => {
+    for (const p of ordered) {
+      const ctx = contexts.get(p.definition.name)!;
+      if (p.definition.migrations?.length) {
+        await get(Database).migrate(p.definition.name, p.definition.migrations);
+      }
+      await p.definition.start?.(ctx);
+      started.push(p);
+    }
+    logger.info({ preset: preset.name, plugins: ordered.map((p) => p.definition.name) }, 'deployment started');
+  };
 
   return {
     config,
@@ -157,16 +169,10 @@ export async function assemble(preset: Preset, options: AssembleOptions = {}): P
     plugins: ordered.map((p) => p.definition.name),
     get,
     tryGet,
-    async start() {
-      for (const p of ordered) {
-        const ctx = contexts.get(p.definition.name)!;
-        if (p.definition.migrations?.length) {
-          await get(Database).migrate(p.definition.name, p.definition.migrations);
-        }
-        await p.definition.start?.(ctx);
-        started.push(p);
-      }
-      logger.info({ preset: preset.name, plugins: ordered.map((p) => p.definition.name) }, 'deployment started');
+    /** Idempotent: a second call waits for the first. */
+    start() {
+      starting ??= startAll();
+      return starting;
     },
     stop() {
       stopping ??= (async () => {

@@ -31,7 +31,7 @@ test('providers start before their dependents and stop after them', async () => 
   });
   const d = await assemble(definePreset({ name: 'p', plugins: [a(), b()] }), { env: { LOG_LEVEL: 'silent' } });
   expect(d.get(Thing).hello()).toBe('b');
-  await d.start();
+  await Promise.all([d.start(), d.start()]); // idempotent
   await d.stop();
   await d.stop(); // idempotent
   expect(order).toEqual(['start b', 'start a', 'stop a', 'stop b']);

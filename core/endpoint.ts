@@ -28,6 +28,11 @@ export class Reply {
   ) {}
 }
 
+/** A body already serialized as JSON (hot paths cache the text instead of re-serializing). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 export interface RateLimitRule {
   /** Counter name, e.g. `brands.bulk`. */
   name: string;

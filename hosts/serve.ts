@@ -33,13 +33,17 @@ export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any
   const log = deployment.logger.child({ component: 'http' });
   const access = accessLogger(deployment.logger);
   const maxBody = deployment.config.server.maxBodyBytes;
+  // Request ids: a random per-process prefix and a counter, unique across instances and cheaper than a UUID.
+  const prefix = ids.uuid4().slice(0, 8);
+  let counter = 0;
+  const nextRequestId = () => `${prefix}-${(++counter).toString(36).padStart(6, '0')}`;
   const app = new Elysia({ normalize: false });
 
   const wrap = (route: HttpRoute) => async (ctx: { request: Request; params: Record<string, string>; server: any }) => {
     const { request } = ctx;
     const started = performance.now();
     const incoming = request.headers.get('x-request-id');
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : ids.uuid7();
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId();
     const ip = ctx.server?.requestIP?.(request)?.address ?? 'unknown';
     let response: Response;
     const declared = Number(request.headers.get('content-length') ?? 0);

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { definePlugin } from '../../core/plugin.ts';
-import { Endpoints, Reply, type EndpointDefinition } from '../../core/endpoint.ts';
+import { Endpoints, JsonText, Reply, type EndpointDefinition } from '../../core/endpoint.ts';
 import { Http, type HttpRoute } from '../../core/http.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Auth, bearerToken, tierAtLeast, type Principal } from '../../core/ports/auth.ts';
@@ -45,8 +45,7 @@ export function endpointRoute(e: EndpointDefinition, c: Collaborators): HttpRout
           throw new ProtocolError('FORBIDDEN', `This operation requires ${e.tier} standing`);
         }
 
-        const url = new URL(request.url);
-        const query = e.query ? parseOrThrow(e.query, queryObject(url), 'query') : undefined;
+        const query = e.query ? parseOrThrow(e.query, queryObject(request.url), 'query') : undefined;
         const params = e.params ? parseOrThrow(e.params, ctx.params, 'params') : ctx.params;
         let body: unknown;
         if (hasBody && e.body) body = parseOrThrow(e.body, await readJsonBody(request, c.maxBody), 'body');
@@ -72,6 +71,7 @@ export function endpointRoute(e: EndpointDefinition, c: Collaborators): HttpRout
         });
         if (result instanceof Response) return result;
         if (result instanceof Reply) return json(result.status, result.body, result.headers);
+        if (result instanceof JsonText) return new Response(result.text, { status: e.success?.status ?? 200, headers: { 'content-type': 'application/json' } });
         return json(e.success?.status ?? 200, result);
       } catch (error) {
         if (error instanceof ProtocolError) return errorResponse(error);

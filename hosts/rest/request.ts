@@ -1,9 +1,12 @@
 import { ProtocolError } from '../../core/errors.ts';
 
-/** Query string as an object: a repeated key becomes an array, a single one a string. */
-export function queryObject(url: URL): Record<string, string | string[]> {
+/** Query string of a request URL as an object: a repeated key becomes an array, a single one a string. */
+export function queryObject(url: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const [key, value] of url.searchParams) {
+  const start = url.indexOf('?');
+  if (start === -1) return out;
+  const hash = url.indexOf('#', start);
+  for (const [key, value] of new URLSearchParams(url.slice(start + 1, hash === -1 ? undefined : hash))) {
     const prior = out[key];
     if (prior === undefined) out[key] = value;
     else if (Array.isArray(prior)) prior.push(value);

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { defineEndpoint, Reply, type EndpointDefinition } from '../../core/endpoint.ts';
+import { defineEndpoint, JsonText, Reply, type EndpointDefinition } from '../../core/endpoint.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { tryNormalizeDomain } from '../../core/domain.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
@@ -65,6 +65,7 @@ export function revisionEndpoints<D, B extends { edit_summary?: string }>(r: Rev
   const noun = r.tables.noun;
   const notFound = (domain: string) => new Reply(404, { error: 'not_found', message: `No ${noun} is registered for ${domain}`, domain });
   const rateLimits = [{ ...SAVE_LIMIT, name: `${noun}.save` }];
+  const serialized = new WeakMap<object, string>();
 
   const write = async (principal: Principal, fn: (tx: Queryable) => Promise<SaveOutcome<D>>) => {
     const outcome = await db.transaction(async (tx) => {
@@ -101,7 +102,11 @@ export function revisionEndpoints<D, B extends { edit_summary?: string }>(r: Rev
       errors: [404],
       async handler({ query }) {
         const entry = await cache.get(query.domain, (domain) => findEntry<D>(db, r.tables, domain));
-        return entry ? r.resolution(entry) : notFound(query.domain);
+        if (!entry) return notFound(query.domain);
+        // Cached entries are immutable: serialize each one's resolution once.
+        let text = serialized.get(entry);
+        if (text === undefined) serialized.set(entry, (text = JSON.stringify(r.resolution(entry))));
+        return new JsonText(text);
       },
     }),
     defineEndpoint({

@@ -1,6 +1,7 @@
 /**
  * A bounded in-process map with per-entry expiry. Eviction drops the oldest insertion first
- * (Map iteration order), which is enough for hot-key caches; `get` refreshes recency.
+ * (Map iteration order): with short TTLs hot keys are re-inserted often enough, and reads stay
+ * free of bookkeeping.
  */
 export class TtlCache<K, V> {
   private readonly entries = new Map<K, { value: V; expires: number }>();
@@ -18,8 +19,6 @@ export class TtlCache<K, V> {
       this.entries.delete(key);
       return undefined;
     }
-    this.entries.delete(key);
-    this.entries.set(key, hit);
     return hit.value;
   }
 

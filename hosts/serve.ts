@@ -44,7 +44,6 @@ export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any
     const started = performance.now();
     const incoming = request.headers.get('x-request-id');
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId();
-    const ip = ctx.server?.requestIP?.(request)?.address ?? 'unknown';
     let response: Response;
     const declared = Number(request.headers.get('content-length') ?? 0);
     if (declared > maxBody) {
@@ -53,7 +52,16 @@ export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any
       try {
         const params: Record<string, string> = {};
         for (const [k, val] of Object.entries(ctx.params ?? {})) params[k] = safeDecode(val);
-        response = await route.handle(request, { params, requestId, ip });
+        // The peer address is looked up only when a route reads it (per-IP limits).
+        let ip: string | undefined;
+        const context = {
+          params,
+          requestId,
+          get ip() {
+            return (ip ??= ctx.server?.requestIP?.(request)?.address ?? 'unknown');
+          },
+        };
+        response = await route.handle(request, context);
       } catch (error) {
         log.error({ err: error, requestId }, 'unhandled error');
         response = json(500, { error: 'internal_error', message: `Unexpected error (request ${requestId})` });

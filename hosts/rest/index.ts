@@ -65,7 +65,9 @@ export function endpointRoute(e: EndpointDefinition, c: Collaborators): HttpRout
           body,
           principal,
           requestId: ctx.requestId,
-          ip: ctx.ip,
+          get ip() {
+            return ctx.ip; // resolved on first use only
+          },
           headers: request.headers,
           logger: c.logger,
         });

@@ -1,12 +1,29 @@
 import { ProtocolError } from '../../core/errors.ts';
 
-/** Query string of a request URL as an object: a repeated key becomes an array, a single one a string. */
+function decode(text: string): string {
+  if (!text.includes('%') && !text.includes('+')) return text;
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text; // malformed escapes stay literal (as URLSearchParams would keep them)
+  }
+}
+
+/**
+ * Query string of a request URL as an object (application/x-www-form-urlencoded rules): a repeated
+ * key becomes an array, a single one a string. Parsed by hand: this runs on every request.
+ */
 export function queryObject(url: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   const start = url.indexOf('?');
   if (start === -1) return out;
   const hash = url.indexOf('#', start);
-  for (const [key, value] of new URLSearchParams(url.slice(start + 1, hash === -1 ? undefined : hash))) {
+  const query = url.slice(start + 1, hash === -1 ? undefined : hash);
+  for (const pair of query.split('&')) {
+    if (!pair) continue;
+    const eq = pair.indexOf('=');
+    const key = decode(eq === -1 ? pair : pair.slice(0, eq));
+    const value = eq === -1 ? '' : decode(pair.slice(eq + 1));
     const prior = out[key];
     if (prior === undefined) out[key] = value;
     else if (Array.isArray(prior)) prior.push(value);

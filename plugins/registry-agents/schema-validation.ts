@@ -13,8 +13,8 @@ export interface SchemaValidator {
   brand(doc: unknown): SchemaIssue[];
 }
 
-/** Default location of the published JSON schemas: ../shared/reference/schemas/3.1.19 beside the repository. */
-export const DEFAULT_SCHEMA_DIR = join(import.meta.dir, '../../../shared/reference/schemas/3.1.19');
+/** The protocol's adagents.json / brand.json schemas and their references, vendored by scripts/vendor-schemas.ts. */
+export const DEFAULT_SCHEMA_DIR = join(import.meta.dir, 'schemas/3.1.19');
 
 function listJson(dir: string): string[] {
   const out: string[] = [];

@@ -83,7 +83,8 @@ forEachDatabase(
       logger: a().deployment.logger,
       origin: web.origin,
       ids: defaultIds,
-      settings: { maxAttempts: 3, leaseMs: 120_000, backoffMs: 60_000, maxBackoffMs: 3_600_000, ttlMs: 3_600_000 },
+      settings: { maxAttempts: 3, leaseMs: 120_000, backoffMs: 60_000, maxBackoffMs: 3_600_000, ttlMs: 3_600_000, agentTtlMs: 3_600_000 },
+      namespace: a().deployment.config.protocol.namespace,
     });
     let cursor: string | undefined;
     /** Feed events since the last call (read over HTTP, as a follower would). */

@@ -57,10 +57,8 @@ forEachDatabase(
       restHost(),
     ];
     const a = await startServer(adapter, schema, plugins, { overrides: [[Clock, clock]] });
-    await a.deployment.start();
     // A second instance on the same database (rate limits and jobs are shared).
     const b = await startServer(adapter, schema, plugins, { overrides: [[Clock, clock]] });
-    await b.deployment.start();
     return { a, b, clock, adapter };
   },
   async ({ a, b }) => {

@@ -57,25 +57,46 @@ function jsonRpcInterface(card: any): A2aEndpoint | null {
   return extra ? { url: extra.url, version: '0.3' } : null;
 }
 
-/** Fetch and read the agent card of `url`. Crawler errors (refusals, timeouts) propagate as they are. */
+/**
+ * Fetch and read the agent card of `url`: the first location answering a card wins; a location
+ * answering anything else (404, 401, HTML) is skipped. Crawler errors (refusals, timeouts)
+ * propagate as they are: every location is on the same host.
+ */
 export async function fetchAgentCard(crawler: CrawlerPort, url: string, limits: A2aLimits): Promise<AgentCardInfo> {
+  let failure: A2aProbeError | null = null;
   for (const location of cardLocations(url)) {
-    const res = await crawler.fetch(location, {
-      timeoutMs: limits.timeoutMs,
-      maxBytes: limits.maxBytes,
-      redirectPolicy: 'same-site',
-      accept: ['application/json', 'text/json', 'text/plain'],
-      headers: { accept: 'application/json', 'a2a-version': '1.0' },
-    });
+    let res: OutboundResponse;
+    try {
+      res = await crawler.fetch(location, {
+        timeoutMs: limits.timeoutMs,
+        maxBytes: limits.maxBytes,
+        redirectPolicy: 'same-site',
+        accept: ['application/json', 'text/json', 'text/plain'],
+        headers: { accept: 'application/json', 'a2a-version': '1.0' },
+      });
+    } catch (error) {
+      if (error instanceof CrawlerError && error.code === 'bad_content_type') {
+        failure ??= new A2aProbeError(`agent card at ${location}: ${error.message}`);
+        continue;
+      }
+      throw error;
+    }
     if (res.status === 404) continue;
-    if (res.status !== 200) throw new A2aProbeError(`agent card answered HTTP ${res.status}`);
+    if (res.status !== 200) {
+      failure ??= new A2aProbeError(`agent card answered HTTP ${res.status}`);
+      continue;
+    }
     let card: any;
     try {
       card = JSON.parse(res.text());
     } catch {
-      throw new A2aProbeError('agent card is not JSON');
+      failure ??= new A2aProbeError('agent card is not JSON');
+      continue;
     }
-    if (!card || typeof card !== 'object' || typeof card.name !== 'string') throw new A2aProbeError('agent card lacks a name');
+    if (!card || typeof card !== 'object' || typeof card.name !== 'string') {
+      failure ??= new A2aProbeError('agent card lacks a name');
+      continue;
+    }
     return {
       card_url: res.url,
       name: card.name,
@@ -86,7 +107,7 @@ export async function fetchAgentCard(crawler: CrawlerPort, url: string, limits: 
       endpoint: jsonRpcInterface(card),
     };
   }
-  throw new A2aProbeError('no agent card at /.well-known/agent-card.json or /.well-known/agent.json');
+  throw failure ?? new A2aProbeError('no agent card at /.well-known/agent-card.json or /.well-known/agent.json');
 }
 
 /** `TASK_STATE_INPUT_REQUIRED` (1.0) and `input-required` (0.3) -> `input-required`. */

@@ -59,6 +59,12 @@ beforeAll(async () => {
   );
   front.route('misdirected-a2a.pub.test', (req) => Response.json(card(`https://intranet.pub.test/a2a`)));
   front.route('nocard.pub.test', () => new Response('not found', { status: 404 }));
+  // Everything under /private answers 401; the card at the origin names the sales agent's endpoint.
+  front.route('gated.pub.test', (req) =>
+    new URL(req.url).pathname.startsWith('/private')
+      ? new Response('{"error":"unauthorized"}', { status: 401, headers: { 'content-type': 'application/json' } })
+      : Response.json(card(front.url('sales.pub.test', '/a2a'))),
+  );
 
   app = await startServer('pglite', schemas.probes, [
     crawlerHttp({ allowlist: ['127.0.0.1'], resolver: loopbackResolver(['pub.test'], { 'intranet.pub.test': ['10.0.0.8'] }), ca: TEST_CERT }),
@@ -114,6 +120,14 @@ test('the signals agent preset: discover-agent sees MCP and A2A; a skill it lack
   const overMcp = await json(await q('/api/public/agent-formats', { url: front.url('signals.pub.test', '/mcp'), protocol: 'mcp' }));
   expect(overMcp.status).toBe(502);
   expect(overMcp.body.message).toContain('list_creative_formats');
+});
+
+test('a card location that answers 401 is skipped for the next one (the origin)', async () => {
+  const { status, body } = await json(await q('/api/public/agent-formats', { url: front.url('gated.pub.test', '/private/agent'), protocol: 'a2a' }));
+  expect(status).toBe(200);
+  expect(body.formats).toEqual(STUB_FORMATS);
+  const found = await json(await q('/api/public/discover-agent', { url: front.url('gated.pub.test', '/private/agent') }));
+  expect(found.body.a2a.card_url).toBe(front.url('gated.pub.test', '/.well-known/agent-card.json'));
 });
 
 test('A2A failures: slow answer and a task that never finishes -> 504; HTTP 500, refused card endpoint, no card -> 502', async () => {

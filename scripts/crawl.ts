@@ -69,9 +69,10 @@ let stop = false;
 const workers = Array.from({ length: concurrency }, (_, i) =>
   (async () => {
     while (!stop) {
+      // Only publisher jobs: agent capability refreshes are left to the running instances.
       const n = await runCrawlBatch(deps, `cli:${process.pid}:${i}`, 1, (domain, outcome) => {
-        if (!tty) console.log(`${domain}: ${outcome instanceof Error ? `error ${outcome.message}` : `adagents ${outcome.adagents}, ${outcome.events} events`}`);
-      });
+        if (!tty) console.log(`${domain}: ${outcome instanceof Error ? `error ${outcome.message}` : 'adagents' in outcome ? `adagents ${outcome.adagents}, ${outcome.events} events` : outcome.status}`);
+      }, ['publisher']);
       if (n === 0) await Bun.sleep(200);
     }
   })(),

@@ -1,3 +1,4 @@
+import { getDomain } from 'tldts';
 import { isIpLiteral } from './addresses.ts';
 
 /**
@@ -32,28 +33,16 @@ export function blockedNameReason(host: string): string | null {
 }
 
 /**
- * Second-level labels under which registrations happen one level deeper (co.uk, com.au ...).
- * Without the full Public Suffix List this covers the common country-code cases; anything else
- * is treated as `label.tld`.
+ * The registrable domain (eTLD+1) of a host, from the Public Suffix List bundled in `tldts`,
+ * private section included so that `alice.github.io` and `bob.github.io` are different sites.
+ * An IP is its own site, and so is a host that is itself a public suffix (`github.io`,
+ * `co.uk`): it has no registrable domain, so it can only be same-site with itself.
+ * Names under a TLD the list does not know (`pub.test`) follow the list's default `*` rule.
  */
-const MULTI_LABEL_SUFFIXES = new Set([
-  'co.uk', 'org.uk', 'ac.uk', 'gov.uk', 'ltd.uk', 'plc.uk', 'me.uk', 'net.uk',
-  'com.au', 'net.au', 'org.au', 'edu.au', 'gov.au',
-  'co.nz', 'org.nz', 'net.nz', 'co.jp', 'ne.jp', 'or.jp', 'ac.jp', 'co.kr', 'or.kr',
-  'com.br', 'net.br', 'org.br', 'com.cn', 'net.cn', 'org.cn', 'com.mx', 'com.ar', 'com.tr',
-  'co.in', 'net.in', 'org.in', 'co.za', 'com.sg', 'com.hk', 'com.tw', 'co.il', 'co.id', 'com.my',
-  'github.io', 'gitlab.io', 'vercel.app', 'netlify.app', 'pages.dev', 'web.app', 'herokuapp.com',
-  'cloudfront.net', 'azurewebsites.net', 'appspot.com', 'blogspot.com',
-]);
-
-/** The registrable domain (eTLD+1) of a host; an IP is its own registrable domain. */
 export function registrableDomain(host: string): string {
   const name = host.toLowerCase().replace(/\.$/, '');
   if (isIpLiteral(name.replace(/^\[|\]$/g, ''))) return name;
-  const labels = name.split('.');
-  if (labels.length <= 2) return name;
-  const lastTwo = labels.slice(-2).join('.');
-  return MULTI_LABEL_SUFFIXES.has(lastTwo) ? labels.slice(-3).join('.') : lastTwo;
+  return getDomain(name, { allowPrivateDomains: true, extractHostname: false, validateHostname: false }) ?? name;
 }
 
 /** A bare domain as users type it (crawl requests): lowercased, trimmed, scheme and path stripped. */

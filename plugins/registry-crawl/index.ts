@@ -18,12 +18,14 @@ import { AdagentsRecords, BrandJsonRecords } from '../../core/ports/authoritativ
 import { createDiscoveryProjection, DiscoveryProjection } from '../registry-agents/projection.ts';
 import { crawlEndpoints } from './endpoints.ts';
 import { DEFAULT_SETTINGS, scheduleDue, type JobSettings } from './jobs.ts';
+import { CAPABILITY_LIMITS, scheduleAgentChecks } from './agent-capabilities.ts';
 import { createSchemaValidator as createDocumentValidator } from '../registry-agents/schema-validation.ts';
 import { startWorker, type WorkerDeps } from './worker.ts';
 import { DEFAULT_ORIGIN } from './documents.ts';
 
 export { crawlDomain } from './pipeline.ts';
 export { enqueueCrawl, claimJobs, completeJob, failJob, scheduleDue, findJob } from './jobs.ts';
+export { scheduleAgentChecks, refreshAgentCapabilities } from './agent-capabilities.ts';
 export { runCrawlBatch } from './worker.ts';
 
 const int = (min: number) => v.pipe(v.number(), v.integer(), v.minValue(min));
@@ -36,6 +38,10 @@ const options = v.object({
   scheduleIntervalMs: v.optional(int(0), 60_000),
   /** Re-crawl every known publisher this many seconds after its last crawl (default 24 h). */
   ttlSeconds: v.optional(int(1), DEFAULT_SETTINGS.ttlMs / 1000),
+  /** Refresh an enrolled agent's capabilities (get_{ns}_capabilities) once they are this old (default 24 h). */
+  agentTtlSeconds: v.optional(int(1), DEFAULT_SETTINGS.agentTtlMs / 1000),
+  /** Time limit of each request of a capabilities call (MCP/A2A exchange). */
+  agentTimeoutMs: v.optional(v.pipe(int(100), v.maxValue(60_000)), CAPABILITY_LIMITS.timeoutMs),
   maxAttempts: v.optional(v.pipe(int(1), v.maxValue(50)), DEFAULT_SETTINGS.maxAttempts),
   leaseSeconds: v.optional(int(1), DEFAULT_SETTINGS.leaseMs / 1000),
   backoffSeconds: v.optional(int(0), DEFAULT_SETTINGS.backoffMs / 1000),
@@ -54,6 +60,7 @@ export function settingsFrom(o: CrawlPluginOptions): JobSettings {
     backoffMs: o.backoffSeconds * 1000,
     maxBackoffMs: DEFAULT_SETTINGS.maxBackoffMs,
     ttlMs: o.ttlSeconds * 1000,
+    agentTtlMs: o.agentTtlSeconds * 1000,
   };
 }
 
@@ -61,6 +68,7 @@ interface PortSource {
   get<T>(token: Token<T>): T;
   tryGet<T>(token: Token<T>): T | undefined;
   logger: Logger;
+  config: { protocol: { namespace: string } };
 }
 
 /** Everything a crawl worker needs, from a deployment (the plugin, the CLI). */
@@ -79,6 +87,8 @@ export function workerDeps(source: PortSource, o: CrawlPluginOptions): WorkerDep
     origin: o.origin,
     ids: source.get(Ids),
     settings: settingsFrom(o),
+    namespace: source.config.protocol.namespace,
+    agentLimits: { ...CAPABILITY_LIMITS, timeoutMs: o.agentTimeoutMs },
   };
 }
 
@@ -87,7 +97,8 @@ const running = new WeakMap<object, Array<() => Promise<void> | void>>();
 /**
  * The crawl pipeline: durable jobs (claimed with SKIP LOCKED + lease, retried with backoff),
  * adagents.json / brand.json fetch + schema validation + projection with feed events, the
- * scheduled re-crawl on a TTL, and `POST /api/registry/crawl-request` (+ status).
+ * scheduled re-crawl on a TTL, the refresh of enrolled agents' capabilities on their own TTL
+ * (a second job kind on the same queue), and `POST /api/registry/crawl-request` (+ status).
  * The registry tables belong to registry-agents (discovery); their projection functions are used
  * directly when that plugin does not provide the DiscoveryProjection service.
  */
@@ -119,6 +130,9 @@ export default definePlugin({
         scheduleDue(db, deps)
           .then((queued) => queued.length && ctx.logger.info({ queued: queued.length }, 're-crawl scheduled'))
           .catch((err) => ctx.logger.warn({ err }, 're-crawl scheduling failed'));
+        scheduleAgentChecks(db, deps)
+          .then((queued) => queued.length && ctx.logger.info({ queued: queued.length }, 'agent capability refresh scheduled'))
+          .catch((err) => ctx.logger.warn({ err }, 'agent capability scheduling failed'));
       }, ctx.options.scheduleIntervalMs);
       timer.unref?.();
       stops.push(() => clearInterval(timer));

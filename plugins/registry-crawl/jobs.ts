@@ -3,8 +3,13 @@ import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
 
+/** `publisher`: crawl a domain's adagents.json / brand.json. `agent_capabilities`: refresh an enrolled agent's capabilities. */
+export type JobKind = 'publisher' | 'agent_capabilities';
+
 export interface CrawlJob {
   id: string;
+  kind: JobKind;
+  /** The publisher domain, or the agent URL of an agent_capabilities job. */
   domain: string;
   status: 'queued' | 'running' | 'done' | 'failed';
   reason: string;
@@ -28,6 +33,8 @@ export interface JobSettings {
   maxBackoffMs: number;
   /** Re-crawl every known publisher this long after its last crawl. */
   ttlMs: number;
+  /** Refresh an enrolled agent's capabilities once they are this old. */
+  agentTtlMs: number;
 }
 
 export const DEFAULT_SETTINGS: JobSettings = {
@@ -36,9 +43,10 @@ export const DEFAULT_SETTINGS: JobSettings = {
   backoffMs: 30_000,
   maxBackoffMs: 3_600_000,
   ttlMs: 24 * 3_600_000,
+  agentTtlMs: 24 * 3_600_000,
 };
 
-const COLUMNS = sql`id::text, domain, status, reason, requested_by, attempts, max_attempts, run_after, lease_until, worker, result, last_error, created_at, finished_at`;
+const COLUMNS = sql`id::text, kind, domain, status, reason, requested_by, attempts, max_attempts, run_after, lease_until, worker, result, last_error, created_at, finished_at`;
 const at = (clock: ClockPort, plusMs = 0) => new Date(clock.now().getTime() + plusMs);
 
 /**
@@ -48,19 +56,20 @@ const at = (clock: ClockPort, plusMs = 0) => new Date(clock.now().getTime() + pl
 export async function enqueueCrawl(
   db: Queryable,
   deps: { clock: ClockPort; ids: IdsPort; settings: JobSettings },
-  input: { domain: string; reason: 'request' | 'schedule' | 'cli'; requestedBy?: string | null },
+  input: { domain: string; reason: 'request' | 'schedule' | 'cli'; requestedBy?: string | null; kind?: JobKind },
 ): Promise<{ id: string; created: boolean }> {
+  const kind = input.kind ?? 'publisher';
   const now = at(deps.clock);
   const id = deps.ids.uuid7();
   for (let attempt = 0; attempt < 3; attempt++) {
     const inserted = await db.query<{ id: string }>(sql`
-      INSERT INTO crawl_jobs (id, domain, status, reason, requested_by, max_attempts, run_after, created_at, updated_at)
-      VALUES (${id}::uuid, ${input.domain}::text, 'queued', ${input.reason}::text, ${input.requestedBy ?? null}::text,
+      INSERT INTO crawl_jobs (id, kind, domain, status, reason, requested_by, max_attempts, run_after, created_at, updated_at)
+      VALUES (${id}::uuid, ${kind}::text, ${input.domain}::text, 'queued', ${input.reason}::text, ${input.requestedBy ?? null}::text,
         ${deps.settings.maxAttempts}::int, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz)
-      ON CONFLICT (domain) WHERE status IN ('queued', 'running') DO NOTHING
+      ON CONFLICT (kind, domain) WHERE status IN ('queued', 'running') DO NOTHING
       RETURNING id::text`);
     if (inserted[0]) return { id: inserted[0].id, created: true };
-    const [open] = await db.query<{ id: string }>(sql`SELECT id::text FROM crawl_jobs WHERE domain = ${input.domain}::text AND status IN ('queued', 'running')`);
+    const [open] = await db.query<{ id: string }>(sql`SELECT id::text FROM crawl_jobs WHERE kind = ${kind}::text AND domain = ${input.domain}::text AND status IN ('queued', 'running')`);
     // The open job may have finished between the two statements: try again.
     if (open) return { id: open.id, created: false };
   }
@@ -72,7 +81,13 @@ export async function enqueueCrawl(
  * lease ran out (their worker died). SKIP LOCKED lets concurrent claimers take disjoint jobs; the
  * attempt counter doubles as a fencing token for complete/fail.
  */
-export async function claimJobs(db: DatabasePort, deps: { clock: ClockPort; settings: JobSettings }, worker: string, limit: number): Promise<CrawlJob[]> {
+export async function claimJobs(
+  db: DatabasePort,
+  deps: { clock: ClockPort; settings: JobSettings },
+  worker: string,
+  limit: number,
+  kinds: readonly JobKind[] = ['publisher', 'agent_capabilities'],
+): Promise<CrawlJob[]> {
   const now = at(deps.clock);
   return db.transaction(async (tx) => {
     await tx.query(sql`
@@ -85,13 +100,13 @@ export async function claimJobs(db: DatabasePort, deps: { clock: ClockPort; sett
       FROM (
         SELECT id FROM crawl_jobs
         WHERE ((status = 'queued' AND run_after <= ${now}::timestamptz) OR (status = 'running' AND lease_until < ${now}::timestamptz))
-          AND attempts < max_attempts
+          AND attempts < max_attempts AND kind = ANY(${kinds}::text[])
         ORDER BY run_after, id
         LIMIT ${limit}::int
         FOR UPDATE SKIP LOCKED
       ) claimed
       WHERE j.id = claimed.id
-      RETURNING j.id::text, j.domain, j.status, j.reason, j.requested_by, j.attempts, j.max_attempts, j.run_after, j.lease_until, j.worker, j.result, j.last_error, j.created_at, j.finished_at`);
+      RETURNING j.id::text, j.kind, j.domain, j.status, j.reason, j.requested_by, j.attempts, j.max_attempts, j.run_after, j.lease_until, j.worker, j.result, j.last_error, j.created_at, j.finished_at`);
   });
 }
 
@@ -103,7 +118,7 @@ export async function completeJob(db: DatabasePort, deps: { clock: ClockPort; se
       UPDATE crawl_jobs SET status = 'done', result = ${result}::jsonb, lease_until = NULL, finished_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
       WHERE id = ${job.id}::uuid AND status = 'running' AND worker = ${job.worker}::text AND attempts = ${job.attempts}::int
       RETURNING id`);
-    if (done.length) await touchTarget(tx, job.domain, now, at(deps.clock, deps.settings.ttlMs), 'done');
+    if (done.length) await touchTarget(tx, job, now, deps.settings, 'done', result);
     return done.length > 0;
   });
 }
@@ -122,16 +137,36 @@ export async function failJob(db: DatabasePort, deps: { clock: ClockPort; settin
       WHERE id = ${job.id}::uuid AND status = 'running' AND worker = ${job.worker}::text AND attempts = ${job.attempts}::int
       RETURNING id`);
     if (!rows.length) return 'lost';
-    if (final) await touchTarget(tx, job.domain, now, at(deps.clock, s.ttlMs), 'failed');
+    if (final) await touchTarget(tx, job, now, s, 'failed', { error });
     return final ? 'failed' : 'retry';
   });
 }
 
-async function touchTarget(tx: Queryable, domain: string, now: Date, next: Date, outcome: string): Promise<void> {
+/** Record when the job's target is due again and how this run ended (per kind: crawl_targets or crawl_agent_targets). */
+async function touchTarget(tx: Queryable, job: CrawlJob, now: Date, settings: JobSettings, outcome: 'done' | 'failed', result: unknown): Promise<void> {
+  if (job.kind === 'agent_capabilities') {
+    const r = (result ?? {}) as { status?: string; error?: string };
+    const verdict = outcome === 'failed' ? 'failed' : (r.status ?? 'done');
+    const error = verdict === 'failed' || verdict === 'error' ? String(r.error ?? 'unknown error').slice(0, 2000) : null;
+    await touchAgentTarget(tx, job.domain, now, new Date(now.getTime() + settings.agentTtlMs), verdict, error);
+    return;
+  }
+  const next = new Date(now.getTime() + settings.ttlMs);
+  const domain = job.domain;
   await tx.query(sql`
     INSERT INTO crawl_targets (domain, next_crawl_at, last_crawled_at, last_outcome)
     VALUES (${domain}::text, ${next}::timestamptz, ${now}::timestamptz, ${outcome}::text)
     ON CONFLICT (domain) DO UPDATE SET next_crawl_at = EXCLUDED.next_crawl_at, last_crawled_at = EXCLUDED.last_crawled_at, last_outcome = EXCLUDED.last_outcome`);
+}
+
+async function touchAgentTarget(tx: Queryable, agentUrl: string, now: Date, next: Date, outcome: string, error: string | null): Promise<void> {
+  const failed = error !== null;
+  await tx.query(sql`
+    INSERT INTO crawl_agent_targets (agent_url, next_check_at, last_checked_at, last_outcome, last_error, consecutive_failures)
+    VALUES (${agentUrl}::text, ${next}::timestamptz, ${now}::timestamptz, ${outcome}::text, ${error}::text, ${failed ? 1 : 0}::int)
+    ON CONFLICT (agent_url) DO UPDATE SET next_check_at = EXCLUDED.next_check_at, last_checked_at = EXCLUDED.last_checked_at,
+      last_outcome = EXCLUDED.last_outcome, last_error = EXCLUDED.last_error,
+      consecutive_failures = CASE WHEN ${failed}::boolean THEN crawl_agent_targets.consecutive_failures + 1 ELSE 0 END`);
 }
 
 /**

@@ -2,6 +2,7 @@ import { sql } from '../../core/sql.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { FeedEvent } from '../../core/ports/events.ts';
 import type { Logger } from '../../core/log.ts';
+import { applyRegistryData } from './registry-data.ts';
 
 export interface FollowOptions {
   /** Base URL of the upstream registry. */
@@ -34,7 +35,8 @@ export class UpstreamError extends Error {
 
 /**
  * Follows another registry's change feed into this database: each page is applied in one
- * transaction together with the new cursor, so a restart resumes exactly where the last commit
+ * transaction together with the new cursor and the registry data its payloads carry
+ * (registry-data.ts), so a restart resumes exactly where the last commit
  * left off (no event skipped, none applied twice). Events keep their upstream ids, so this
  * instance serves an identical feed. A 410 (cursor expired) snapshots the listings and restarts
  * the copy from the upstream's earliest event.
@@ -116,6 +118,7 @@ export class FeedFollower {
           ON CONFLICT (entity_type, entity_id) DO UPDATE SET last_event_id = EXCLUDED.last_event_id, last_event_type = EXCLUDED.last_event_type,
             payload = EXCLUDED.payload, updated_at = EXCLUDED.updated_at
           WHERE mirror_entities.last_event_id < EXCLUDED.last_event_id`);
+        await applyRegistryData(tx, page.events);
       }
       await tx.query(sql`
         UPDATE mirror_state SET cursor = ${page.cursor}::uuid, events_received = events_received + ${page.events.length}::int,

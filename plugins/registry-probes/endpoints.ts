@@ -7,6 +7,8 @@ import { normalizeDomainInput } from '../crawler-http/hostnames.ts';
 import { fetchAdagents, TransientCrawlError } from '../registry-crawl/documents.ts';
 import type { SchemaValidator as DocumentValidator } from '../registry-agents/schema-validation.ts';
 import { McpProbe, McpProbeError } from './mcp-client.ts';
+import { A2aProbeError, fetchAgentCard } from './a2a-client.ts';
+import { AgentUnreachableError, connectAgent, describeFailure } from './agent-session.ts';
 
 export interface ProbeDeps {
   crawler: CrawlerPort;
@@ -30,6 +32,8 @@ const agentUrl = v.pipe(
   }, 'must be an absolute https URL'),
 );
 
+const protocolParam = v.optional(v.picklist(['auto', 'mcp', 'a2a'], 'must be auto, mcp or a2a'), 'auto');
+
 /** Map an outbound failure: our refusal of the URL -> 400, no answer in time -> 504, anything else -> 502. */
 function upstreamError(error: unknown, what: string): ProtocolError {
   if (error instanceof ProtocolError) return error;
@@ -39,42 +43,17 @@ function upstreamError(error: unknown, what: string): ProtocolError {
     return new ProtocolError('UPSTREAM_FAILED', `${what}: ${error.code}: ${error.message}`);
   }
   if (error instanceof TransientCrawlError) return new ProtocolError(error.timeout ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_FAILED', `${what}: ${error.message}`);
-  if (error instanceof McpProbeError) return new ProtocolError('UPSTREAM_FAILED', `${what}: ${error.message}`);
+  if (error instanceof McpProbeError || error instanceof A2aProbeError) return new ProtocolError('UPSTREAM_FAILED', `${what}: ${error.message}`);
+  if (error instanceof AgentUnreachableError) {
+    const details = Object.fromEntries(Object.entries(error.reasons).map(([k, r]) => [k, describeFailure(r)]));
+    return new ProtocolError(error.timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_FAILED', `${what}: ${error.message}`, { details });
+  }
   return new ProtocolError('UPSTREAM_FAILED', `${what}: ${(error as Error)?.message ?? 'failed'}`);
 }
 
 async function probeA2a(deps: ProbeDeps, url: string) {
-  const origin = new URL(url).origin;
-  let lastError: unknown = null;
-  for (const path of ['/.well-known/agent-card.json', '/.well-known/agent.json']) {
-    try {
-      const res = await deps.crawler.fetch(origin + path, {
-        timeoutMs: deps.timeoutMs,
-        maxBytes: deps.maxBytes,
-        redirectPolicy: 'same-site',
-        accept: ['application/json', 'text/json', 'text/plain'],
-        headers: { accept: 'application/json', 'a2a-version': '1.0' },
-      });
-      if (res.status === 404) continue;
-      if (res.status !== 200) throw new McpProbeError(`agent card answered HTTP ${res.status}`);
-      const card = JSON.parse(res.text());
-      if (!card || typeof card !== 'object' || typeof card.name !== 'string') throw new McpProbeError('agent card lacks a name');
-      return {
-        card_url: res.url,
-        name: card.name as string,
-        description: typeof card.description === 'string' ? card.description : undefined,
-        protocol_version: card.protocolVersion ?? card.protocol_version ?? undefined,
-        capabilities: card.capabilities ?? undefined,
-        skills: Array.isArray(card.skills) ? card.skills.map((s: any) => ({ id: s?.id, name: s?.name, ...(s?.description ? { description: s.description } : {}) })) : [],
-      };
-    } catch (error) {
-      if (error instanceof SyntaxError) lastError = new McpProbeError('agent card is not JSON');
-      else lastError = error;
-      if (!(error instanceof McpProbeError) && !(error instanceof SyntaxError)) throw error;
-      break;
-    }
-  }
-  throw lastError ?? new McpProbeError('no agent card at /.well-known/agent-card.json or /.well-known/agent.json');
+  const { endpoint, ...card } = await fetchAgentCard(deps.crawler, url, deps);
+  return { ...card, ...(endpoint ? { jsonrpc: endpoint } : {}) };
 }
 
 async function probeMcp(deps: ProbeDeps, url: string) {
@@ -84,7 +63,7 @@ async function probeMcp(deps: ProbeDeps, url: string) {
   return { server_info: client.serverInfo, capabilities: client.capabilities, tools };
 }
 
-const describe = (e: unknown) => (e instanceof Error ? `${e instanceof CrawlerError ? `${e.code}: ` : ''}${e.message}` : String(e));
+const describe = describeFailure;
 
 export function probeEndpoints(deps: ProbeDeps) {
   const discover = defineEndpoint({
@@ -123,11 +102,11 @@ export function probeEndpoints(deps: ProbeDeps) {
     },
   });
 
-  const callTool = async (url: string, tool: string, args: Record<string, unknown>) => {
+  /** Call a tool (MCP) or skill (A2A) by name; the protocol is the caller's choice or whichever answers. */
+  const callAgent = async (url: string, protocol: 'mcp' | 'a2a' | 'auto', tool: string, args: Record<string, unknown>) => {
     try {
-      const client = new McpProbe(deps.crawler, url, deps);
-      await client.initialize();
-      return await client.callTool(tool, args);
+      const session = await connectAgent(deps.crawler, url, protocol, deps);
+      return { protocol: session.protocol, result: await session.call(tool, args) };
     } catch (error) {
       throw upstreamError(error, tool);
     }
@@ -136,30 +115,32 @@ export function probeEndpoints(deps: ProbeDeps) {
   const formats = defineEndpoint({
     method: 'GET',
     path: '/api/public/agent-formats',
-    summary: "Creative formats of an agent (its list_creative_formats tool over MCP)",
+    summary: 'Creative formats of an agent (list_creative_formats, as an MCP tool or an A2A skill)',
+    description: 'protocol=auto (default) tries MCP and the A2A agent card at once and uses whichever answers (MCP first). 504 when the agent does not answer in time, 502 when it fails.',
     tags: ['probes'],
     auth: 'none',
-    query: v.object({ url: agentUrl }),
+    query: v.object({ url: agentUrl, protocol: protocolParam }),
     errors: [400, 502, 504],
     async handler({ query }) {
-      const result = (await callTool(query.url, 'list_creative_formats', {})) as { formats?: unknown[] };
-      const list = Array.isArray(result?.formats) ? result.formats : [];
-      return { agent_url: query.url, formats: list, count: list.length, fetched_at: deps.clock.now().toISOString() };
+      const { protocol, result } = await callAgent(query.url, query.protocol, 'list_creative_formats', {});
+      const list = Array.isArray((result as { formats?: unknown[] })?.formats) ? (result as { formats: unknown[] }).formats : [];
+      return { agent_url: query.url, protocol, formats: list, count: list.length, fetched_at: deps.clock.now().toISOString() };
     },
   });
 
   const products = defineEndpoint({
     method: 'GET',
     path: '/api/public/agent-products',
-    summary: 'Products of a sales agent (its get_products tool over MCP)',
+    summary: 'Products of a sales agent (get_products, as an MCP tool or an A2A skill)',
+    description: 'protocol=auto (default) tries MCP and the A2A agent card at once and uses whichever answers (MCP first). 504 when the agent does not answer in time, 502 when it fails.',
     tags: ['probes'],
     auth: 'none',
-    query: v.object({ url: agentUrl, brief: v.optional(v.pipe(v.string(), v.maxLength(2000, 'is too long'))) }),
+    query: v.object({ url: agentUrl, brief: v.optional(v.pipe(v.string(), v.maxLength(2000, 'is too long'))), protocol: protocolParam }),
     errors: [400, 502, 504],
     async handler({ query }) {
-      const result = (await callTool(query.url, 'get_products', query.brief ? { brief: query.brief } : {})) as { products?: unknown[] };
-      const list = Array.isArray(result?.products) ? result.products : [];
-      return { agent_url: query.url, products: list, count: list.length, fetched_at: deps.clock.now().toISOString() };
+      const { protocol, result } = await callAgent(query.url, query.protocol, 'get_products', query.brief ? { brief: query.brief } : {});
+      const list = Array.isArray((result as { products?: unknown[] })?.products) ? (result as { products: unknown[] }).products : [];
+      return { agent_url: query.url, protocol, products: list, count: list.length, fetched_at: deps.clock.now().toISOString() };
     },
   });
 

@@ -57,10 +57,8 @@ forEachDatabase(
       restHost(),
     ];
     const a = await startServer(adapter, schema, plugins, { overrides: [[Clock, clock]] });
-    await a.deployment.start();
     // A second instance on the same database (rate limits and jobs are shared).
     const b = await startServer(adapter, schema, plugins, { overrides: [[Clock, clock]] });
-    await b.deployment.start();
     return { a, b, clock, adapter };
   },
   async ({ a, b }) => {
@@ -83,7 +81,8 @@ forEachDatabase(
       logger: a().deployment.logger,
       origin: web.origin,
       ids: defaultIds,
-      settings: { maxAttempts: 3, leaseMs: 120_000, backoffMs: 60_000, maxBackoffMs: 3_600_000, ttlMs: 3_600_000 },
+      settings: { maxAttempts: 3, leaseMs: 120_000, backoffMs: 60_000, maxBackoffMs: 3_600_000, ttlMs: 3_600_000, agentTtlMs: 3_600_000 },
+      namespace: a().deployment.config.protocol.namespace,
     });
     let cursor: string | undefined;
     /** Feed events since the last call (read over HTTP, as a follower would). */

@@ -287,10 +287,70 @@ describe('SSRF guard with the allowlist off: every address form is refused', () 
     for (const ip of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:808:808::1']) expect(blockedReason(ip)).toBeNull();
   });
 
-  test('registrable domain', () => {
+  test('registrable domain follows the Public Suffix List (ICANN and private sections)', () => {
     expect(registrableDomain('www.news.example.com')).toBe('example.com');
     expect(registrableDomain('www.bbc.co.uk')).toBe('bbc.co.uk');
     expect(registrableDomain('example.com')).toBe('example.com');
+    expect(registrableDomain('A.Example.CO.UK.')).toBe('example.co.uk');
+    // Suffixes a short hand-written list misses: the full list knows them.
+    expect(registrableDomain('www.city.kawasaki.jp')).toBe('city.kawasaki.jp');
+    expect(registrableDomain('shop.example.com.de')).toBe('example.com.de');
+    expect(registrableDomain('a.b.example.gov.br')).toBe('example.gov.br');
+    // Private section: each tenant of a hosting suffix is its own site.
+    expect(registrableDomain('alice.github.io')).toBe('alice.github.io');
+    expect(registrableDomain('www.alice.github.io')).toBe('alice.github.io');
+    expect(registrableDomain('bucket.s3.amazonaws.com')).toBe('bucket.s3.amazonaws.com');
+    // A public suffix on its own has no registrable domain: it is only ever same-site with itself.
+    expect(registrableDomain('github.io')).toBe('github.io');
+    expect(registrableDomain('co.uk')).toBe('co.uk');
+    // IPs are their own site; unknown TLDs use the default rule.
+    expect(registrableDomain('127.0.0.1')).toBe('127.0.0.1');
+    expect(registrableDomain('[::1]')).toBe('[::1]');
+    expect(registrableDomain('www.pub.test')).toBe('pub.test');
+  });
+});
+
+describe('same-site redirects decided by the Public Suffix List (loopback TLS)', () => {
+  let server: ReturnType<typeof Bun.serve>;
+  // The test certificate covers example.co.uk, *.example.co.uk, victim.github.io and attacker.github.io.
+  // A refused hop is judged before any connection, so other.co.uk needs no certificate.
+  const resolver = tableResolver(Object.fromEntries(
+    ['a.example.co.uk', 'b.example.co.uk', 'example.co.uk', 'other.co.uk', 'victim.github.io', 'attacker.github.io', 'github.io'].map((n) => [n, ['127.0.0.1']]),
+  ));
+  const crawler = new HttpCrawler({ allowlist: ['127.0.0.1'], resolver, ca: TEST_CERT });
+  const at = (host: string, path = '/doc.json') => `https://${host}:${server.port}${path}`;
+
+  beforeAll(() => {
+    server = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      tls: { cert: TEST_CERT, key: TEST_KEY },
+      fetch(req) {
+        const to = new URL(req.url).searchParams.get('to');
+        if (to) return new Response(null, { status: 302, headers: { location: `https://${to}:${server.port}/doc.json` } });
+        return Response.json({ served_to: req.headers.get('host') });
+      },
+    });
+  });
+  afterAll(() => server.stop(true));
+
+  test('a.example.co.uk -> b.example.co.uk is followed (same registrable domain under co.uk)', async () => {
+    const res = await crawler.fetch(at('a.example.co.uk', '/r?to=b.example.co.uk'));
+    expect(res.status).toBe(200);
+    expect(res.url).toBe(at('b.example.co.uk'));
+    expect(JSON.parse(res.text()).served_to).toBe(`b.example.co.uk:${server.port}`);
+  });
+
+  test('example.co.uk -> other.co.uk is refused (co.uk is a public suffix, not a site)', async () => {
+    const e = await refusal(crawler.fetch(at('example.co.uk', '/r?to=other.co.uk')));
+    expect(e.code).toBe('redirect_refused');
+    expect(e.message).toContain('other.co.uk');
+  });
+
+  test('github.io user sites are different sites; the bare suffix is not the same site as a tenant', async () => {
+    expect((await refusal(crawler.fetch(at('victim.github.io', '/r?to=attacker.github.io')))).code).toBe('redirect_refused');
+    expect((await refusal(crawler.fetch(at('victim.github.io', '/r?to=github.io')))).code).toBe('redirect_refused');
+    expect((await crawler.fetch(at('victim.github.io', '/r?to=attacker.github.io'), { redirectPolicy: 'any-public' })).url).toBe(at('attacker.github.io'));
   });
 });
 

@@ -219,7 +219,6 @@ forEachDatabase(
     const server = await startServer(adapter, schema, [auth({ testTokens: [{ token: TOKEN, name: 'feed' }] }), registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }), restHost()], {
       overrides: [[Clock, clock]],
     });
-    await server.deployment.start();
     return { server, clock };
   },
   async ({ server }) => server.close(),

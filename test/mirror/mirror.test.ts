@@ -54,7 +54,6 @@ forEachDatabase(
   'registry mirror',
   async (adapter, schema) => {
     const upstream = await startServer(adapter, schema, [auth({ testTokens: [{ token: TOKEN }] }), registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }), restHost()]);
-    await upstream.deployment.start();
     const mirrorSchema = uniqueSchema('mirror_b');
     return { upstream, adapter, mirrorSchema };
   },

@@ -58,7 +58,6 @@ beforeAll(async () => {
     registryProbes({ timeoutMs: 500, origin }),
     restHost(),
   ]);
-  await app.deployment.start();
 });
 afterAll(async () => {
   await app.close();

@@ -8,6 +8,10 @@ import restHost from '../hosts/rest/index.ts';
 import restTasks from '../hosts/rest/tasks.ts';
 import mcpHost from '../hosts/mcp/index.ts';
 import a2aHost from '../hosts/a2a/index.ts';
+import signerEd25519 from '../plugins/signer-ed25519/index.ts';
+import signerHmacLegacy from '../plugins/signer-hmac-legacy/index.ts';
+import crawlerHttp from '../plugins/crawler-http/index.ts';
+import webhooks from '../plugins/webhooks/index.ts';
 
 /**
  * A vendor hosting only the signals agent: MCP at /mcp, A2A at /a2a (card at
@@ -21,6 +25,13 @@ export default definePreset({
     tasks(),
     idempotency(),
     signals(),
+    // Push notifications: RFC 9421 signed (Ed25519 key generated on first start, JWKS at
+    // /.well-known/jwks.json), legacy HMAC/Bearer when a registration asks for it; delivered
+    // from the database outbox through the SSRF-guarded crawler.
+    signerEd25519(),
+    signerHmacLegacy(),
+    crawlerHttp(),
+    webhooks(),
     restHost({ title: 'Signals Agent' }),
     restTasks(),
     mcpHost(),

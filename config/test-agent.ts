@@ -9,6 +9,10 @@ import restHost from '../hosts/rest/index.ts';
 import restTasks from '../hosts/rest/tasks.ts';
 import mcpHost from '../hosts/mcp/index.ts';
 import a2aHost from '../hosts/a2a/index.ts';
+import signerEd25519 from '../plugins/signer-ed25519/index.ts';
+import signerHmacLegacy from '../plugins/signer-hmac-legacy/index.ts';
+import crawlerHttp from '../plugins/crawler-http/index.ts';
+import webhooks from '../plugins/webhooks/index.ts';
 
 /** The published bearer token of the public test agent (README: "test token"). Not a secret. */
 export const TEST_TOKEN = 'proto-test-agent-public-token-2025';
@@ -29,6 +33,13 @@ export default definePreset({
     tasks(),
     idempotency(),
     signals({ activationDelaySeconds: 5 }),
+    // Push notifications: RFC 9421 signed (Ed25519 key generated on first start, JWKS at
+    // /.well-known/jwks.json), legacy HMAC/Bearer when a registration asks for it; delivered
+    // from the database outbox through the SSRF-guarded crawler.
+    signerEd25519(),
+    signerHmacLegacy(),
+    crawlerHttp(),
+    webhooks(),
     testAgent({ tenants: TENANTS }),
     restHost({ title: 'Public Test Agent' }),
     restTasks({ prefix: '/signals', protocols: ['signals'] }),

@@ -10,6 +10,8 @@ function elysiaPath(path: string): string {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** How long a shutdown waits for in-flight requests before closing connections. */
+const DRAIN_MS = 10_000;
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
@@ -123,7 +125,13 @@ export async function serve(deployment: Deployment, options: { port?: number; ho
     port: server.port!,
     close() {
       closing ??= (async () => {
-        await server.stop(false); // resolves once in-flight requests finish
+        // Let in-flight requests finish, but do not wait forever on a client holding a stream open.
+        const drained = server.stop(false);
+        const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), DRAIN_MS).unref());
+        if ((await Promise.race([drained, timeout])) === 'timeout') {
+          deployment.logger.warn({ drainMs: DRAIN_MS }, 'connections still open after the drain period; closing them');
+          await server.stop(true);
+        }
         await deployment.stop();
       })();
       return closing;

@@ -1,0 +1,138 @@
+import { expect, test } from 'bun:test';
+import { definePlugin } from '../../core/plugin.ts';
+import { Http } from '../../core/http.ts';
+import { WebhookInbox, type ReceivedWebhook } from '../../core/ports/webhook-inbox.ts';
+import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
+import signerHmac from '../../plugins/signer-hmac-legacy/index.ts';
+import crawlerHttp from '../../plugins/crawler-http/index.ts';
+import webhooks from '../../plugins/webhooks/index.ts';
+import { forEachDatabase } from '../support/db.ts';
+import { startServer, type TestServer } from '../support/server.ts';
+import { mcpClient } from '../support/agent.ts';
+import { startSignalsServer, TOKEN, type SignalsServer } from '../agents/fixture.ts';
+
+// The signals agent's activation lifecycle emits real webhooks: signed (RFC 9421) or legacy HMAC,
+// through the outbox and the SSRF-guarded crawler, to a verifying, deduplicating receiver.
+const SECRET = 'Zk3q9VYt1mXw8s2LpR7uJc4aN6bQe0Hd';
+const TTD = { type: 'platform', platform: 'the-trade-desk' };
+
+/** The signals operator's brand.json, pointing buyers at the agent's JWKS. */
+const operatorBrandJson = definePlugin({
+  name: 'test-operator-brand-json',
+  requires: [Http],
+  register(ctx) {
+    ctx.get(Http).add({
+      method: 'GET',
+      path: '/.well-known/brand.json',
+      handle: (request) => {
+        const origin = new URL(request.url).origin;
+        return Response.json({ house: { domain: 'signals.test', agents: [{ type: 'signals', id: 'signals', url: `${origin}/mcp`, jwks_uri: `${origin}/.well-known/jwks.json` }] } });
+      },
+    });
+  },
+});
+
+interface Parties {
+  seller: SignalsServer;
+  buyer: TestServer;
+  events: ReceivedWebhook[];
+}
+
+forEachDatabase<Parties>(
+  'signals activation webhooks',
+  async (adapter, schema) => {
+    const seller = await startSignalsServer(adapter, `${schema}_s`, {
+      extra: [
+        signerEd25519(),
+        signerHmac(),
+        operatorBrandJson(),
+        crawlerHttp({ allowlist: ['127.0.0.1'] }),
+        webhooks({ outbox: { allowHttp: true, pollMs: 20, baseDelaySeconds: 0.05, maxDelaySeconds: 0.2 } }),
+      ],
+    });
+    const events: ReceivedWebhook[] = [];
+    const buyer = await startServer(adapter, `${schema}_b`, [
+      crawlerHttp({ allowlist: ['127.0.0.1'] }),
+      signerHmac(),
+      webhooks({
+        outbox: { workers: false },
+        receiver: {
+          endpoints: { signed: { mode: 'rfc9421' }, hmac: { mode: 'hmac', sender: 'signals-hmac', secrets: [SECRET] } },
+          senders: [{ id: 'signals', brandJsonUrl: `${seller.server.base}/.well-known/brand.json` }],
+          allowHttpKeys: true,
+        },
+      }),
+    ]);
+    buyer.deployment.get(WebhookInbox).subscribe((_tx, e) => void events.push(e));
+    return { seller, buyer, events };
+  },
+  async ({ seller, buyer }) => {
+    await seller.server.close();
+    await buyer.close();
+  },
+  (get) => {
+    /** Step the task worker (off in tests) and let the outbox deliver, until `what` holds. */
+    const until = async (what: () => boolean) => {
+      for (let i = 0; i < 250 && !what(); i++) {
+        await get().seller.runDue();
+        await Bun.sleep(20);
+      }
+    };
+
+    test('activate_signal over MCP with push_notification_config: signed webhooks after the initial response, verified and deduplicated', async () => {
+      const { seller, buyer, events } = get();
+      const client = await mcpClient(seller.server, TOKEN);
+      const first = await client.call('activate_signal', {
+        signal_agent_segment_id: 'sig_auto_intenders_ev',
+        deployments: [TTD],
+        idempotency_key: 'webhook-e2e-mcp-000001',
+        context: { trace: 'e2e' },
+        push_notification_config: { url: `${buyer.base}/webhooks/signed`, operation_id: 'op-e2e-1' },
+      });
+      await client.close();
+      expect(first.body.status).toBe('submitted');
+      const taskId = first.body.task_id as string;
+      const mine = () => events.filter((e) => e.payload.task_id === taskId);
+      await until(() => mine().some((e) => e.payload.status === 'completed'));
+
+      const received = mine();
+      // The initial `submitted` travelled in the response: no webhook for it.
+      expect(received.map((e) => e.payload.status)).not.toContain('submitted');
+      // Deliveries are concurrent, so arrival order is not status order.
+      const done = received.find((e) => e.payload.status === 'completed');
+      expect(done).toBeDefined();
+      for (const e of received) {
+        expect(e).toMatchObject({ sender: 'signals', format: 'mcp', endpoint: 'signed', reemission: false });
+        expect(e.payload).toMatchObject({ task_id: taskId, operation_id: 'op-e2e-1', task_type: 'activate_signal', context: { trace: 'e2e' } });
+        expect(e.payload.idempotency_key).toBe(e.idempotencyKey);
+      }
+      expect(new Set(received.map((e) => e.idempotencyKey)).size).toBe(received.length);
+      const completed = done!.payload.result as any;
+      expect(completed.deployments[0]).toMatchObject({ is_live: true, activation_key: expect.any(Object) });
+    }, 30_000);
+
+    test('legacy HMAC when the registration carries authentication; a terminal first answer schedules nothing', async () => {
+      const { seller, buyer, events } = get();
+      const client = await mcpClient(seller.server, TOKEN);
+      const first = await client.call('activate_signal', {
+        signal_agent_segment_id: 'sig_auto_luxury_owners',
+        deployments: [TTD],
+        idempotency_key: 'webhook-e2e-hmac-00001',
+        push_notification_config: { url: `${buyer.base}/webhooks/hmac`, operation_id: 'op-e2e-hmac', authentication: { schemes: ['HMAC-SHA256'], credentials: SECRET } },
+      });
+      const taskId = first.body.task_id as string;
+      await until(() => events.some((e) => e.payload.task_id === taskId && e.payload.status === 'completed'));
+      const received = events.filter((e) => e.payload.task_id === taskId);
+      expect(received.find((e) => e.payload.status === 'completed')).toMatchObject({ sender: 'signals-hmac', endpoint: 'hmac', payload: { operation_id: 'op-e2e-hmac' } });
+
+      // get_signals answers in full at once: a push registration on it never produces a webhook.
+      const before = events.length;
+      const sync = await client.call('get_signals', { signal_spec: 'luxury car owners', push_notification_config: { url: `${buyer.base}/webhooks/signed`, operation_id: 'op-sync' } });
+      expect(sync.body.status).toBe('completed');
+      await seller.runDue();
+      await Bun.sleep(200);
+      expect(events.slice(before).filter((e) => e.payload.operation_id === 'op-sync')).toEqual([]);
+      await client.close();
+    }, 30_000);
+  },
+);

@@ -202,6 +202,7 @@ async function recordDeferral(
     a2aPushConfig: request.a2aPush,
     state: deferral.state,
     runAt: deferral.runAt,
+    within: deferral.within,
   });
   const body: Json = { status: deferral.status, task_id: record.id };
   if (deferral.message) body.message = deferral.message;

@@ -1,3 +1,4 @@
+import type { Queryable } from './ports/database.ts';
 import * as v from 'valibot';
 import { token } from './token.ts';
 import type { Principal } from './ports/auth.ts';
@@ -22,6 +23,11 @@ export interface Deferral {
   state: Json;
   runAt?: Date;
   progress?: TaskProgress;
+  /**
+   * The feature's own writes for this call (e.g. pending activations), run in the transaction that
+   * creates the task record: both commit or neither. Throwing (a ProtocolError) fails the call.
+   */
+  within?: (tx: Queryable) => Promise<void>;
 }
 
 /** What a resumed step may answer besides a final result: run again later. */

@@ -1,3 +1,4 @@
+import type { Queryable } from './database.ts';
 import { token } from '../token.ts';
 import type { Json } from '../task.ts';
 
@@ -65,6 +66,8 @@ export interface NewTask {
   state: Json;
   /** Earliest time the worker resumes it (default: now). */
   runAt?: Date;
+  /** Writes that must commit with the record (see Deferral.within). */
+  within?: (tx: Queryable) => Promise<void>;
 }
 
 export interface TaskUpdate {

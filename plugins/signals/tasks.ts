@@ -260,33 +260,6 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, options: Opti
         const delay = options.activationDelaySeconds ?? minutes * 60;
         return { id: ids.uuid7(), d, key: destKey(d), minutes, readyAt: new Date(now.getTime() + delay * 1000) };
       });
-      // Insert all or none; a target already activated (or being activated) is ALREADY_ACTIVATED.
-      const duplicates = await db.transaction(async (tx) => {
-        const taken: number[] = [];
-        for (const [i, r] of rows.entries()) {
-          const inserted = await tx.query(sql`
-            INSERT INTO signal_activations (id, signal_id, principal_id, destination_key, destination, status, estimated_minutes, ready_at, created_at)
-            VALUES (${r.id}::uuid, ${signal.id}::text, ${principal.id}::text, ${r.key}::text, ${r.d}::jsonb, 'pending',
-                    ${r.minutes}::numeric, ${r.readyAt}::timestamptz, ${now}::timestamptz)
-            ON CONFLICT (signal_id, principal_id, destination_key) DO NOTHING RETURNING id`);
-          if (!inserted.length) taken.push(i);
-        }
-        if (taken.length) throw Object.assign(new Error('duplicate'), { taken });
-        return [] as number[];
-      }).catch((e: { taken?: number[] }) => {
-        if (e?.taken) return e.taken;
-        throw e;
-      });
-      if (duplicates.length) {
-        throw signalsError(
-          duplicates.map((i) => ({
-            code: 'ALREADY_ACTIVATED',
-            message: `Signal ${signal.id} is already active (or activating) on this target`,
-            field: `${field}[${i}]`,
-            suggestion: 'Read its activation_key from get_signals with deliver_to naming this target',
-          })),
-        );
-      }
       const runAt = new Date(Math.max(...rows.map((r) => r.readyAt.getTime())));
       return task.defer({
         status: 'submitted',
@@ -294,6 +267,29 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, options: Opti
         partial: { deployments: rows.map((r) => deployment(r.d, r.minutes)) },
         state: { signal_id: signal.id, activation_ids: rows.map((r) => r.id) },
         runAt,
+        // The pending activations commit with the task record, or not at all.
+        within: async (tx) => {
+          const taken: number[] = [];
+          for (const [i, r] of rows.entries()) {
+            const inserted = await tx.query(sql`
+              INSERT INTO signal_activations (id, signal_id, principal_id, destination_key, destination, status, estimated_minutes, ready_at, created_at)
+              VALUES (${r.id}::uuid, ${signal.id}::text, ${principal.id}::text, ${r.key}::text, ${r.d}::jsonb, 'pending',
+                      ${r.minutes}::numeric, ${r.readyAt}::timestamptz, ${now}::timestamptz)
+              ON CONFLICT (signal_id, principal_id, destination_key) DO NOTHING RETURNING id`);
+            if (!inserted.length) taken.push(i);
+          }
+          // A target already activated (or being activated) is ALREADY_ACTIVATED; nothing is kept.
+          if (taken.length) {
+            throw signalsError(
+              taken.map((i) => ({
+                code: 'ALREADY_ACTIVATED',
+                message: `Signal ${signal.id} is already active (or activating) on this target`,
+                field: `${field}[${i}]`,
+                suggestion: 'Read its activation_key from get_signals with deliver_to naming this target',
+              })),
+            );
+          }
+        },
       });
     },
     async resume({ state, principalId, clock, namespace, reschedule }) {

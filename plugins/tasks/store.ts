@@ -115,6 +115,7 @@ export class TaskRepository {
     const id = this.ids.uuid7();
     const now = this.clock.now();
     return this.db.transaction(async (tx) => {
+      await task.within?.(tx);
       const [row] = await tx.query<TaskRow>(sql`
         INSERT INTO tasks (id, task_type, protocol, principal_id, status, message, progress, result, context, context_id,
                            push_notification_config, a2a_push_config, state, run_at, sequence, created_at, updated_at)

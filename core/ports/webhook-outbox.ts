@@ -13,6 +13,8 @@ export interface WebhookDelivery {
   body: string;
   taskId?: string;
   operationId?: string;
+  /** A2A registrations: echoed in `X-A2A-Notification-Token` so the receiver can match its registration. */
+  notificationToken?: string;
   /** Mutating callbacks refuse Bearer (no body integrity). */
   mutating?: boolean;
 }

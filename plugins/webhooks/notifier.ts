@@ -59,6 +59,7 @@ export function createTaskNotifier(outbox: WebhookOutboxPort, ids: IdsPort): Tas
           idempotencyKey: key,
           body: JSON.stringify(a2aBody(sc, key)),
           taskId: change.taskId,
+          notificationToken: a2a.token,
         });
       }
     },

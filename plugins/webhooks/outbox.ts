@@ -44,9 +44,9 @@ export function createOutbox(deps: { ids: IdsPort; clock: ClockPort; hmac?: Hmac
       const giveUp = new Date(now.getTime() + options.horizonSeconds * 1000);
       const credentials = d.auth.mode === 'hmac' ? d.auth.secret : d.auth.mode === 'bearer' ? d.auth.token : null;
       await tx.query(sql`INSERT INTO webhook_outbox
-        (id, idempotency_key, url, auth_mode, credentials, format, task_id, operation_id, body, next_attempt_at, give_up_at, created_at)
+        (id, idempotency_key, url, auth_mode, credentials, format, task_id, operation_id, body, next_attempt_at, give_up_at, created_at, notification_token)
         VALUES (${id}::uuid, ${d.idempotencyKey}::text, ${d.url}::text, ${d.auth.mode}::text, ${credentials}::text, ${d.format}::text,
-          ${d.taskId ?? null}::text, ${d.operationId ?? null}::text, ${d.body}::text, ${now}::timestamptz, ${giveUp}::timestamptz, ${now}::timestamptz)`);
+          ${d.taskId ?? null}::text, ${d.operationId ?? null}::text, ${d.body}::text, ${now}::timestamptz, ${giveUp}::timestamptz, ${now}::timestamptz, ${d.notificationToken ?? null}::text)`);
       return id;
     },
   };

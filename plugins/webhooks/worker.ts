@@ -28,6 +28,7 @@ interface Claimed {
   body: string;
   attempts: number;
   give_up_at: Date;
+  notification_token: string | null;
 }
 
 type AttemptStatus = 'success' | 'failed' | 'timeout' | 'connection_error';
@@ -78,7 +79,7 @@ export function createDeliveryWorker(deps: WorkerDeps, options: WorkerOptions) {
           ORDER BY next_attempt_at
           LIMIT ${options.batchSize}::int
           FOR UPDATE SKIP LOCKED)
-        RETURNING o.id, o.url, o.auth_mode, o.credentials, o.body, o.attempts, o.give_up_at`);
+        RETURNING o.id, o.url, o.auth_mode, o.credentials, o.body, o.attempts, o.give_up_at, o.notification_token`);
       if (rows.length === 0) return rows;
       const ids = rows.map((r) => r.id);
       // Attempts left pending by a worker that died mid-delivery: their outcome is unknown.
@@ -109,6 +110,7 @@ export function createDeliveryWorker(deps: WorkerDeps, options: WorkerOptions) {
     let headers: Record<string, string>;
     try {
       headers = await headersFor(row, body);
+      if (row.notification_token) headers['X-A2A-Notification-Token'] = row.notification_token;
     } catch (error) {
       return { status: 'failed', error: `cannot sign: ${(error as Error).message}`, permanent: error instanceof Error && error.name === 'TargetUriError' };
     }

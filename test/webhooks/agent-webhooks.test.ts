@@ -134,5 +134,46 @@ forEachDatabase<Parties>(
       expect(events.slice(before).filter((e) => e.payload.operation_id === 'op-sync')).toEqual([]);
       await client.close();
     }, 30_000);
+  
+    test('A2A-native registration: TaskStatusUpdateEvent / Task bodies, signed, with the registration token echoed', async () => {
+      const { seller } = get();
+      const seen: Array<{ headers: Headers; body: any }> = [];
+      const capture = Bun.serve({
+        port: 0,
+        hostname: '127.0.0.1',
+        async fetch(request) {
+          seen.push({ headers: request.headers, body: await request.json() });
+          return new Response(null, { status: 204 });
+        },
+      });
+      try {
+        const rpc = async (method: string, params: unknown) =>
+          (await (await seller.server.fetch('/a2a', { method: 'POST', token: TOKEN, json: { jsonrpc: '2.0', id: 1, method, params } })).json()) as any;
+        const sent = await rpc('message/send', {
+          message: {
+            kind: 'message',
+            messageId: crypto.randomUUID(),
+            role: 'user',
+            parts: [{ kind: 'data', data: { skill: 'activate_signal', input: { signal_agent_segment_id: 'sig_travel_summer_vacationers', deployments: [TTD], idempotency_key: 'webhook-e2e-a2a-000001' } } }],
+          },
+          configuration: { pushNotificationConfig: { url: `http://127.0.0.1:${capture.port}/a2a-hook`, token: 'a2a-registration-token-01' } },
+        });
+        const taskId = sent.result.id as string;
+        await until(() => seen.some((x) => x.body.kind === 'task' && x.body.id === taskId));
+        const mine = seen.filter((x) => (x.body.taskId ?? x.body.id) === taskId);
+        expect(mine.length).toBeGreaterThan(0);
+        for (const x of mine) {
+          expect(x.headers.get('x-a2a-notification-token')).toBe('a2a-registration-token-01');
+          expect(x.headers.get('signature-input')).toContain('sig1=');
+          expect(x.headers.get('content-digest')).toMatch(/^sha-256=:/);
+        }
+        const final = mine.find((x) => x.body.kind === 'task')!.body;
+        expect(final.status.state).toBe('completed');
+        const interim = mine.filter((x) => x.body.kind === 'status-update');
+        for (const x of interim) expect(x.body.status.state).toBe('working');
+      } finally {
+        capture.stop(true);
+      }
+    }, 30_000);
   },
 );

@@ -1,3 +1,4 @@
+import { readCapped } from '../../core/streams.ts';
 import { ProtocolError } from '../../core/errors.ts';
 
 function decode(text: string): string {
@@ -41,22 +42,10 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   if (type && !/^application\/([a-z0-9.+-]+\+)?json\b/i.test(type)) {
     throw new ProtocolError('UNSUPPORTED_MEDIA_TYPE', `Expected an application/json body, got ${type.slice(0, 80)}`, { status: 415 });
   }
-  if (!request.body) return undefined;
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new ProtocolError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`);
-    }
-    chunks.push(value);
-  }
-  if (size === 0) return undefined;
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks));
+  const bytes = await readCapped(request.body, maxBytes);
+  if (!bytes) throw new ProtocolError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`);
+  if (bytes.byteLength === 0) return undefined;
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
   if (!text.trim()) return undefined;
   try {
     return JSON.parse(text);

@@ -1,3 +1,4 @@
+import { readCapped } from '../../core/streams.ts';
 import { promises as dns } from 'node:dns';
 import { isIPv4 } from 'node:net';
 import {
@@ -216,7 +217,7 @@ export class HttpCrawler implements CrawlerPort {
           throw new CrawlerError('bad_content_type', `Expected ${request.accept.join(' or ')}, got ${type || 'no content type'}`);
         }
       }
-      const bytes = await readCapped(response, limits.maxBytes);
+      const bytes = await readBody(response, limits.maxBytes);
       return {
         url: current.url.href,
         status: response.status,
@@ -267,31 +268,13 @@ function timeoutError(ms: number): CrawlerError {
 }
 
 /** Read a body, refusing it as soon as it passes `maxBytes` (Content-Length is checked first but not trusted). */
-async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
+async function readBody(response: Response, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(response.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
     await response.body?.cancel().catch(() => {});
     throw new CrawlerError('too_large', `Body of ${declared} bytes exceeds ${maxBytes}`);
   }
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new CrawlerError('too_large', `Body exceeds ${maxBytes} bytes`);
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.byteLength;
-  }
-  return out;
+  const body = await readCapped(response.body, maxBytes);
+  if (!body) throw new CrawlerError('too_large', `Body exceeds ${maxBytes} bytes`);
+  return body;
 }

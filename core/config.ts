@@ -33,6 +33,8 @@ const configSchema = v.object({
     /** Adapter key: `auto` picks postgres when a URL is set, else pglite. */
     adapter: v.picklist(['auto', 'postgres', 'pglite']),
   }),
+  /** Key material for encrypting stored secrets (see core/secret-box.ts); at least 32 characters. */
+  secrets: v.object({ key: v.optional(v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters'))) }),
   search: v.object({
     adapter: v.picklist(['postgres', 'meilisearch']),
     meilisearchUrl: v.optional(v.pipe(v.string(), v.url())),
@@ -68,6 +70,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: 'st
   { env: 'DATA_DIR', path: 'database.dataDir', type: 'string', description: 'PGlite data directory (default ./data)' },
   { env: 'DATABASE_SCHEMA', path: 'database.schema', type: 'string', description: 'Schema for all tables (default public)' },
   { env: 'STORAGE', path: 'database.adapter', type: 'string', description: 'auto | postgres | pglite' },
+  { env: 'SECRETS_KEY', path: 'secrets.key', type: 'string', description: 'Encrypts stored signing keys and webhook credentials (>= 32 chars)' },
   { env: 'SEARCH', path: 'search.adapter', type: 'string', description: 'postgres | meilisearch (default postgres)' },
   { env: 'MEILISEARCH_URL', path: 'search.meilisearchUrl', type: 'string', description: 'Meilisearch URL' },
   { env: 'MEILISEARCH_KEY', path: 'search.meilisearchKey', type: 'string', description: 'Meilisearch API key' },
@@ -78,6 +81,7 @@ const DEFAULTS: Omit<AppConfig, 'name'> = {
   protocol: { namespace: 'proto' },
   log: { level: 'info' },
   database: { dataDir: './data', adapter: 'auto' },
+  secrets: {},
   search: { adapter: 'postgres' },
 };
 

@@ -9,12 +9,14 @@ import { Database } from './ports/database.ts';
 import { EndpointRegistry, Endpoints } from './endpoint.ts';
 import { Http, HttpRoutes } from './http.ts';
 import { token } from './token.ts';
+import { SecretBox } from './ports/secrets.ts';
+import { createSecretBox } from './secret-box.ts';
 
 export const Config = token<AppConfig>('core.config');
 export const RootLogger = token<Logger>('core.logger');
 
 /** Ports the kernel itself provides; presets may override Clock and Ids through `overrides`. */
-const KERNEL_TOKENS: readonly Token<unknown>[] = [Config, RootLogger, Clock, Ids, Endpoints, Http];
+const KERNEL_TOKENS: readonly Token<unknown>[] = [Config, RootLogger, Clock, Ids, Endpoints, Http, SecretBox];
 
 export interface AssembleOptions {
   env?: Record<string, string | undefined>;
@@ -106,6 +108,7 @@ export async function assemble(preset: Preset, options: AssembleOptions = {}): P
   container.register(RootLogger.id, { useValue: logger });
   container.register(Clock.id, { useValue: systemClock });
   container.register(Ids.id, { useValue: defaultIds });
+  container.register(SecretBox.id, { useValue: createSecretBox(config.secrets.key, logger) });
   container.register(Endpoints.id, { useValue: new EndpointRegistry() });
   container.register(Http.id, { useValue: new HttpRoutes() });
   for (const [t, value] of options.overrides ?? []) container.register(t.id, { useValue: value });

@@ -10,6 +10,7 @@ import { Signer, type PublicJwk, type SignatureAlg, type SignerPort, type Signin
 import { ConfigError } from '../../core/config.ts';
 import { algOfJwk, pemToPrivateJwk, signingKeyFrom } from './keys.ts';
 import { ensureActiveKey, loadKeys } from './store.ts';
+import { SecretBox } from '../../core/ports/secrets.ts';
 
 const configuredKey = v.pipe(
   v.object({
@@ -94,8 +95,9 @@ export function defineSignerPlugin(name: string, alg: SignatureAlg) {
       };
 
       const fromDatabase = async (): Promise<State> => {
-        await ensureActiveKey(db, alg, ns);
-        const rows = await loadKeys(db, alg);
+        const box = ctx.get(SecretBox);
+        await ensureActiveKey(db, alg, ns, box);
+        const rows = await loadKeys(db, alg, box);
         const revokedRows = rows.filter((r) => r.status === 'revoked');
         const revoked = [...new Set([...revokedRows.map((r) => r.kid), ...ctx.options.revoked])];
         const activeRow = rows.find((r) => r.status === 'active')!;

@@ -8,6 +8,7 @@ import { Ids, defaultIds } from '../../core/ports/ids.ts';
 import { Signer, KeyResolver } from '../../core/ports/signer.ts';
 import { HmacSigner } from '../../core/ports/hmac-signer.ts';
 import { Crawler } from '../../core/ports/crawler.ts';
+import { SecretBox } from '../../core/ports/secrets.ts';
 import { Http } from '../../core/http.ts';
 import { WebhookOutbox } from '../../core/ports/webhook-outbox.ts';
 import { WebhookInbox, type ReceivedWebhook } from '../../core/ports/webhook-inbox.ts';
@@ -91,7 +92,7 @@ export default definePlugin({
     const ids = ctx.tryGet(Ids) ?? defaultIds;
     const ns = ctx.config.protocol.namespace;
     const o = ctx.options.outbox;
-    const outbox = createOutbox({ ids, clock, hmac: ctx.tryGet(HmacSigner) }, { horizonSeconds: o.horizonHours * 3600 });
+    const outbox = createOutbox({ ids, clock, hmac: ctx.tryGet(HmacSigner), box: ctx.get(SecretBox) }, { horizonSeconds: o.horizonHours * 3600 });
     ctx.provide(WebhookOutbox, outbox);
     ctx.provide(TaskNotifier, createTaskNotifier(outbox, ids));
 
@@ -140,7 +141,7 @@ export default definePlugin({
     const worker =
       o.workers && crawler
         ? createDeliveryWorker(
-            { db, clock, crawler, signer: ctx.tryGet(Signer), hmac: ctx.tryGet(HmacSigner), logger: ctx.logger },
+            { db, clock, crawler, signer: ctx.tryGet(Signer), hmac: ctx.tryGet(HmacSigner), box: ctx.get(SecretBox), logger: ctx.logger },
             {
               namespace: ns,
               workerId: `${ctx.config.name}:${process.pid}:${ids.uuid4().slice(0, 8)}`,

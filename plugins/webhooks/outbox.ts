@@ -5,6 +5,7 @@ import type { ClockPort } from '../../core/ports/clock.ts';
 import type { WebhookDelivery, WebhookOutboxPort } from '../../core/ports/webhook-outbox.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import type { HmacSignerPort } from '../../core/ports/hmac-signer.ts';
+import type { SecretBoxPort } from '../../core/ports/secrets.ts';
 
 export interface OutboxOptions {
   /** Give-up horizon from enqueue (<= 24 h: receivers keep dedup state 24 h). */
@@ -35,14 +36,15 @@ export function checkDelivery(d: WebhookDelivery, hmac?: HmacSignerPort): void {
 }
 
 /** The outbox writer: one row per webhook, in the caller's transaction. */
-export function createOutbox(deps: { ids: IdsPort; clock: ClockPort; hmac?: HmacSignerPort }, options: OutboxOptions): WebhookOutboxPort {
+export function createOutbox(deps: { ids: IdsPort; clock: ClockPort; hmac?: HmacSignerPort; box?: SecretBoxPort }, options: OutboxOptions): WebhookOutboxPort {
   return {
     async enqueue(tx: Queryable, d: WebhookDelivery): Promise<string> {
       checkDelivery(d, deps.hmac);
       const id = deps.ids.uuid7();
       const now = deps.clock.now();
       const giveUp = new Date(now.getTime() + options.horizonSeconds * 1000);
-      const credentials = d.auth.mode === 'hmac' ? d.auth.secret : d.auth.mode === 'bearer' ? d.auth.token : null;
+      const plain = d.auth.mode === 'hmac' ? d.auth.secret : d.auth.mode === 'bearer' ? d.auth.token : null;
+      const credentials = plain !== null && deps.box ? await deps.box.seal(plain) : plain;
       await tx.query(sql`INSERT INTO webhook_outbox
         (id, idempotency_key, url, auth_mode, credentials, format, task_id, operation_id, body, next_attempt_at, give_up_at, created_at, notification_token)
         VALUES (${id}::uuid, ${d.idempotencyKey}::text, ${d.url}::text, ${d.auth.mode}::text, ${credentials}::text, ${d.format}::text,

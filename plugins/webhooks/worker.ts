@@ -2,6 +2,7 @@ import { sql } from '../../core/sql.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { SignerPort } from '../../core/ports/signer.ts';
+import type { SecretBoxPort } from '../../core/ports/secrets.ts';
 import type { HmacSignerPort } from '../../core/ports/hmac-signer.ts';
 import { CrawlerError, type CrawlerPort } from '../../core/ports/crawler.ts';
 import type { Logger } from '../../core/log.ts';
@@ -52,6 +53,8 @@ export interface WorkerDeps {
   crawler: CrawlerPort;
   signer?: SignerPort;
   hmac?: HmacSignerPort;
+  /** Opens credentials sealed at enqueue. */
+  box?: SecretBoxPort;
   logger?: Logger;
 }
 
@@ -94,15 +97,16 @@ export function createDeliveryWorker(deps: WorkerDeps, options: WorkerOptions) {
   }
 
   async function headersFor(row: Claimed, body: Uint8Array): Promise<Record<string, string>> {
+    const credentials = row.credentials !== null && deps.box ? await deps.box.open(row.credentials) : row.credentials;
     if (row.auth_mode === 'rfc9421') {
       if (!deps.signer) throw new Error('no signer plugin: RFC 9421 webhooks cannot be signed');
       return signWebhook({ key: deps.signer.active(), namespace: options.namespace, url: row.url, body, now: clock.now() });
     }
     if (row.auth_mode === 'hmac') {
       if (!deps.hmac) throw new Error('no HMAC signer plugin: legacy HMAC webhooks cannot be signed');
-      return { 'Content-Type': 'application/json', ...deps.hmac.sign(row.credentials!, body, Math.floor(clock.now().getTime() / 1000)) };
+      return { 'Content-Type': 'application/json', ...deps.hmac.sign(credentials!, body, Math.floor(clock.now().getTime() / 1000)) };
     }
-    return { 'Content-Type': 'application/json', Authorization: `Bearer ${row.credentials}` };
+    return { 'Content-Type': 'application/json', Authorization: `Bearer ${credentials}` };
   }
 
   async function attempt(row: Claimed): Promise<Outcome> {

@@ -1,5 +1,7 @@
 import { expect, test } from 'bun:test';
 import { definePlugin } from '../../core/plugin.ts';
+import { sql } from '../../core/sql.ts';
+import { Database } from '../../core/ports/database.ts';
 import { Http } from '../../core/http.ts';
 import { WebhookInbox, type ReceivedWebhook } from '../../core/ports/webhook-inbox.ts';
 import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
@@ -42,6 +44,8 @@ forEachDatabase<Parties>(
   'signals activation webhooks',
   async (adapter, schema) => {
     const seller = await startSignalsServer(adapter, `${schema}_s`, {
+      // Stored signing keys and webhook credentials are sealed with this key.
+      env: { SECRETS_KEY: 'test-secrets-key-0123456789-abcdefghij' },
       extra: [
         signerEd25519(),
         signerHmac(),
@@ -124,6 +128,16 @@ forEachDatabase<Parties>(
       await until(() => events.some((e) => e.payload.task_id === taskId && e.payload.status === 'completed'));
       const received = events.filter((e) => e.payload.task_id === taskId);
       expect(received.find((e) => e.payload.status === 'completed')).toMatchObject({ sender: 'signals-hmac', endpoint: 'hmac', payload: { operation_id: 'op-e2e-hmac' } });
+      // Secrets at rest are sealed: neither the HMAC secret nor the private signing key is stored in clear.
+      const db = seller.server.deployment.get(Database);
+      const outbox = await db.query<{ credentials: string }>(sql`SELECT credentials FROM webhook_outbox WHERE task_id = ${taskId}::text`);
+      expect(outbox.length).toBeGreaterThan(0);
+      for (const row of outbox) expect(row.credentials).toStartWith('sealed:v1:');
+      const keys = await db.query<{ private_jwk: any }>(sql`SELECT private_jwk FROM signer_keys`);
+      for (const k of keys) {
+        expect(k.private_jwk.d).toBeUndefined();
+        expect(k.private_jwk.sealed).toStartWith('sealed:v1:');
+      }
 
       // get_signals answers in full at once: a push registration on it never produces a webhook.
       const before = events.length;

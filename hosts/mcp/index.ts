@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, GetTaskRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { definePlugin } from '../../core/plugin.ts';
 import { Http } from '../../core/http.ts';
 import { Tasks } from '../../core/task.ts';
@@ -39,18 +40,34 @@ const MCP_STATUS: Record<TaskStatus, 'working' | 'input_required' | 'completed' 
 /** JSON-RPC error code for authentication failures (transport-error-mapping vectors). */
 const AUTH_ERROR_CODE = -32028;
 
-function buildServer(deps: InvokeDeps, name: string, protocols: readonly string[] | undefined, credential: string | null): Server {
-  const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: { listChanged: false }, tasks: {} } });
+/** What every per-request server of one mount shares: built once, since stateless mode needs a server per request. */
+interface MountShared {
+  name: string;
+  protocols: readonly string[] | undefined;
+  /** One schema validator (the SDK's default builds a fresh Ajv per server, the costliest part of a request). */
+  validator: AjvJsonSchemaValidator;
+  /** tools/list answer, computed on first use (tasks are all registered by then). */
+  tools?: unknown[];
+}
+
+function toolList(deps: InvokeDeps, shared: MountShared) {
+  return (shared.tools ??= deps.registry.list(shared.protocols).map((task) => ({
+    name: task.name,
+    description: task.description,
+    inputSchema: taskInputJsonSchema(task) as { type: 'object'; [k: string]: unknown },
+    annotations: { readOnlyHint: !task.mutating, idempotentHint: !!task.mutating },
+  })));
+}
+
+function buildServer(deps: InvokeDeps, shared: MountShared, credential: string | null): Server {
+  const { protocols } = shared;
+  const server = new Server(
+    { name: shared.name, version: '1.0.0' },
+    { capabilities: { tools: { listChanged: false }, tasks: {} }, jsonSchemaValidator: shared.validator },
+  );
   const ns = deps.registry.namespace;
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: deps.registry.list(protocols).map((task) => ({
-      name: task.name,
-      description: task.description,
-      inputSchema: taskInputJsonSchema(task) as { type: 'object'; [k: string]: unknown },
-      annotations: { readOnlyHint: !task.mutating, idempotentHint: !!task.mutating },
-    })),
-  }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList(deps, shared) as any }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const outcome = await invokeTask(deps, { name: request.params.name, input: request.params.arguments ?? {}, credential, protocols });
@@ -99,9 +116,10 @@ export default definePlugin({
     const deps = taskDeps(ctx);
     const http = ctx.get(Http);
     for (const m of ctx.options.mounts) {
+      const shared: MountShared = { name: ctx.config.name, protocols: m.protocols, validator: new AjvJsonSchemaValidator() };
       const handle = async (request: Request) => {
         const credential = bearerToken(request.headers.get('authorization'));
-        const server = buildServer(deps, ctx.config.name, m.protocols, credential);
+        const server = buildServer(deps, shared, credential);
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: ctx.options.jsonResponse,

@@ -154,10 +154,13 @@ export interface SearchFilters {
   limit: number;
 }
 
-/** Signals visible to the organization, matching the filters, ranked by text relevance of the spec. */
-export async function searchSignals(db: Queryable, f: SearchFilters): Promise<SignalRow[]> {
+/**
+ * Signals visible to the organization, matching the filters, ranked by text relevance of the spec,
+ * each with the caller's activations of it (one round trip: this runs on every get_signals).
+ */
+export async function searchSignals(db: Queryable, f: SearchFilters, principalId: string): Promise<{ rows: SignalRow[]; activations: ActivationRow[] }> {
   const query = specQuery(f.spec);
-  if (!query) return [];
+  if (!query) return { rows: [], activations: [] };
   const where = [sql`(owner_org IS NULL OR owner_org = ${f.orgId}::uuid)`, sql`search @@ q.query`];
   if (f.catalogTypes?.length) where.push(sql`signal_type = ANY(${f.catalogTypes}::text[])`);
   if (f.dataProviders?.length) where.push(sql`lower(data_provider) = ANY(${f.dataProviders.map((p) => p.toLowerCase())}::text[])`);
@@ -168,12 +171,22 @@ export async function searchSignals(db: Queryable, f: SearchFilters): Promise<Si
   if (f.platforms?.length || f.agentUrls?.length) {
     where.push(sql`(platform_names && ${f.platforms ?? []}::text[] OR agent_urls && ${f.agentUrls ?? []}::text[])`);
   }
-  return db.query<SignalRow>(sql`
-    SELECT ${SIGNAL_COLUMNS}
-    FROM signals, to_tsquery('english', ${query}::text) AS q(query)
-    WHERE ${sql.join(where, ' AND ')}
-    ORDER BY ts_rank_cd(search, q.query) DESC, coverage_percentage DESC, id
-    LIMIT ${f.limit}::int`);
+  const found = await db.query<SignalRow & { activations: ActivationRow[] }>(sql`
+    WITH found AS (
+      SELECT ${SIGNAL_COLUMNS}, ts_rank_cd(search, q.query) AS rank
+      FROM signals, to_tsquery('english', ${query}::text) AS q(query)
+      WHERE ${sql.join(where, ' AND ')}
+      ORDER BY rank DESC, coverage_percentage DESC, id
+      LIMIT ${f.limit}::int)
+    SELECT found.*, COALESCE((
+      SELECT jsonb_agg(jsonb_build_object('id', a.id::text, 'signal_id', a.signal_id, 'destination_key', a.destination_key,
+        'destination', a.destination, 'status', a.status, 'activation_key', a.activation_key,
+        'estimated_minutes', a.estimated_minutes, 'deployed_at', a.deployed_at))
+      FROM signal_activations a WHERE a.principal_id = ${principalId}::text AND a.signal_id = found.id), '[]'::jsonb) AS activations
+    FROM found ORDER BY rank DESC, coverage_percentage DESC, id`);
+  const activations = found.flatMap((r) => r.activations);
+  const rows = found.map(({ activations: _a, rank: _r, ...row }: any) => row as SignalRow);
+  return { rows, activations };
 }
 
 export async function findSignal(db: Queryable, id: string, orgId: string): Promise<SignalRow | null> {
@@ -198,11 +211,4 @@ export interface ActivationRow {
   activation_key: Record<string, unknown> | null;
   estimated_minutes: string | number;
   deployed_at: string | Date | null;
-}
-
-export async function activationsFor(db: Queryable, principalId: string, signalIds: string[]): Promise<ActivationRow[]> {
-  if (!signalIds.length) return [];
-  return db.query<ActivationRow>(sql`
-    SELECT id::text, signal_id, destination_key, destination, status, activation_key, estimated_minutes, deployed_at
-    FROM signal_activations WHERE principal_id = ${principalId}::text AND signal_id = ANY(${signalIds}::text[])`);
 }

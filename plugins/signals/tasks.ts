@@ -6,7 +6,6 @@ import { defineTask, type Json } from '../../core/task.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
 import {
-  activationsFor,
   agentKey,
   findDestinations,
   findSignal,
@@ -173,7 +172,7 @@ export function getSignalsTask(db: DatabasePort, options: Options) {
     async handler({ input, principal }) {
       const targets = input.deliver_to?.deployments ?? input.destinations;
       const countries = input.deliver_to?.countries ?? input.countries;
-      const rows = await searchSignals(db, {
+      const { rows, activations } = await searchSignals(db, {
         orgId: principal.orgId,
         spec: input.signal_spec,
         catalogTypes: input.filters?.catalog_types,
@@ -184,8 +183,7 @@ export function getSignalsTask(db: DatabasePort, options: Options) {
         platforms: targets?.flatMap((d) => (d.type === 'platform' ? [d.platform.toLowerCase()] : [])),
         agentUrls: targets?.flatMap((d) => (d.type === 'agent' ? [normalizeAgentUrl(d.agent_url)] : [])),
         limit: input.pagination?.max_results ?? input.max_results ?? 20,
-      });
-      const activations = await activationsFor(db, principal.id, rows.map((r) => r.id));
+      }, principal.id);
       return {
         signals: rows.map((r) => renderSignal(r, targets, activations, options.agentUrl)),
         // No `account` in the request: the response describes the public layer.

@@ -11,6 +11,7 @@ import rateLimit from '../plugins/rate-limit/index.ts';
 import registryFeed from '../plugins/registry-feed/index.ts';
 import registryCrawl from '../plugins/registry-crawl/index.ts';
 import registryProbes from '../plugins/registry-probes/index.ts';
+import registryOwnership from '../plugins/registry-ownership/index.ts';
 
 /** Self-hosted registry: embedded PGlite by default, Postgres when DATABASE_URL is set. */
 export default definePreset({
@@ -27,6 +28,8 @@ export default definePreset({
     registryFeed(),
     registryCrawl(),
     registryProbes(),
+    // Proof of domain control before community saves (OWNERSHIP_PROOF=off for a local trial).
+    registryOwnership({ mode: (process.env.OWNERSHIP_PROOF || 'required') as 'required' | 'off' }),
     restHost({ title: 'Registry API' }),
   ],
 });

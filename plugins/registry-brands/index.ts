@@ -5,6 +5,7 @@ import { Clock } from '../../core/ports/clock.ts';
 import { Ids } from '../../core/ports/ids.ts';
 import { Auth } from '../../core/ports/auth.ts';
 import { EventLog } from '../../core/ports/events.ts';
+import { Ownership } from '../../core/ports/ownership.ts';
 import { BrandJsonRecords } from '../../core/ports/authoritative-records.ts';
 import { BrandDirectory } from '../../core/ports/directory.ts';
 import { sql } from '../../core/sql.ts';
@@ -21,7 +22,7 @@ export default definePlugin({
   name: 'registry-brands',
   provides: [BrandJsonRecords, BrandDirectory],
   requires: [Database, Auth],
-  optional: [EventLog],
+  optional: [EventLog, Ownership],
   migrations: [
     {
       version: 1,
@@ -56,6 +57,7 @@ CREATE INDEX brands_source ON brands (source);`,
         clock: ctx.get(Clock),
         ids: ctx.get(Ids),
         events: () => ctx.tryGet(EventLog),
+        ownership: () => ctx.tryGet(Ownership),
       }, cache),
     );
   },

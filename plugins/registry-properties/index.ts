@@ -5,6 +5,7 @@ import { Clock } from '../../core/ports/clock.ts';
 import { Ids } from '../../core/ports/ids.ts';
 import { Auth } from '../../core/ports/auth.ts';
 import { EventLog } from '../../core/ports/events.ts';
+import { Ownership } from '../../core/ports/ownership.ts';
 import { AdagentsRecords } from '../../core/ports/authoritative-records.ts';
 import { PropertyDirectory } from '../../core/ports/directory.ts';
 import { sql } from '../../core/sql.ts';
@@ -21,7 +22,7 @@ export default definePlugin({
   name: 'registry-properties',
   provides: [AdagentsRecords, PropertyDirectory],
   requires: [Database, Auth],
-  optional: [EventLog],
+  optional: [EventLog, Ownership],
   migrations: [{ version: 1, name: 'property_entries', sql: `${revisionTablesDdl('property_entries', 'property_revisions')}\nCREATE INDEX property_entries_source ON property_entries (source);` }],
   register(ctx) {
     const cache = new EntryCache('property_entries');
@@ -45,7 +46,8 @@ export default definePlugin({
       },
     });
     ctx.get(Endpoints).add(
-      ...propertyEndpoints({ db: ctx.get(Database), clock: ctx.get(Clock), ids: ctx.get(Ids), events: () => ctx.tryGet(EventLog) }, cache),
+      ...propertyEndpoints({ db: ctx.get(Database), clock: ctx.get(Clock), ids: ctx.get(Ids), events: () => ctx.tryGet(EventLog),
+        ownership: () => ctx.tryGet(Ownership) }, cache),
     );
   },
   async start(ctx) {

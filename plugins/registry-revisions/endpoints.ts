@@ -7,6 +7,7 @@ import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
 import type { EventLogPort, NewEvent } from '../../core/ports/events.ts';
 import type { Principal } from '../../core/ports/auth.ts';
+import type { OwnershipPort } from '../../core/ports/ownership.ts';
 import { domainSchema } from '../../core/domain.ts';
 import { qInt } from '../../core/endpoint.ts';
 import { EntryCache } from './cache.ts';
@@ -18,6 +19,8 @@ export interface RevisionDeps {
   ids: IdsPort;
   /** Resolved per call: the feed plugin may be absent. */
   events: () => EventLogPort | undefined;
+  /** Proof of domain control, when the deployment includes registry-ownership. */
+  ownership?: () => OwnershipPort | undefined;
 }
 
 /** What differs between brands and hosted properties; everything else is shared. */
@@ -84,6 +87,7 @@ export function revisionEndpoints<D, B extends { edit_summary?: string }>(r: Rev
     const outcome = await write(principal, (tx) =>
       saveEntry<D>(tx, r.tables, domain, (previous) => r.toData(body, previous, deps.ids.uuid7), r.saveSource, {
         principal,
+        ownership: deps.ownership?.(),
         summary: body.edit_summary ?? (noun === 'brand' ? 'Saved brand' : 'Saved properties'),
         now: deps.clock.now(),
         newId: deps.ids.uuid7,
@@ -169,6 +173,7 @@ export function revisionEndpoints<D, B extends { edit_summary?: string }>(r: Rev
         const outcome = await write(principal!, (tx) =>
           rollbackEntry<D>(tx, r.tables, params.domain, body.to_revision, {
             principal: principal!,
+            ownership: deps.ownership?.(),
             summary: body.edit_summary ?? `Rolled back to revision ${body.to_revision}`,
             now: deps.clock.now(),
             newId: deps.ids.uuid7,

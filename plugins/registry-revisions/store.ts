@@ -3,6 +3,7 @@ import type { Queryable } from '../../core/ports/database.ts';
 import type { Principal } from '../../core/ports/auth.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { announceChange } from './cache.ts';
+import type { OwnershipPort } from '../../core/ports/ownership.ts';
 
 /**
  * Revision-tracked registry entries (brands, hosted properties): one current row per domain plus
@@ -41,6 +42,8 @@ export interface SaveOutcome<D> {
 
 export interface Editor {
   principal: Principal;
+  /** Proof of domain control, when the deployment requires it (registry-ownership). */
+  ownership?: OwnershipPort;
   summary: string;
   now: Date;
   newId: () => string;
@@ -103,6 +106,8 @@ export async function saveEntry<D>(
     ON CONFLICT (domain) DO NOTHING
     RETURNING id::text, domain, source, data, authoritative, owner_org_id::text, revision_number, created_at, updated_at`);
   if (inserted[0]) {
+    // Refused proof throws and the insert rolls back with the transaction.
+    await editor.ownership?.assertProven(tx, editor.principal, domain, 'create');
     await appendRevision(tx, tables, inserted[0], editor);
     await announceChange(tx, tables.entries, domain);
     return { created: true, entry: inserted[0] };
@@ -110,6 +115,7 @@ export async function saveEntry<D>(
   const current = await lockEntry<D>(tx, tables, domain);
   if (!current) throw new ProtocolError('CONFLICT', `${domain} changed concurrently; retry`, { status: 409 });
   assertEditable(tables, current, editor.principal);
+  await editor.ownership?.assertProven(tx, editor.principal, domain, 'revise');
   const [entry] = await tx.query<Entry<D>>(sql`
     UPDATE ${t(tables.entries)}
     SET data = ${build(current.data)}::jsonb, source = ${source}::text, revision_number = revision_number + 1, updated_at = ${editor.now}::timestamptz,
@@ -126,6 +132,7 @@ export async function rollbackEntry<D>(tx: Queryable, tables: RevisionTables, do
   const current = await lockEntry<D>(tx, tables, domain);
   if (!current) throw new ProtocolError('NOT_FOUND', `No ${tables.noun} is registered for ${domain}`);
   assertEditable(tables, current, editor.principal);
+  await editor.ownership?.assertProven(tx, editor.principal, domain, 'revise');
   const [target] = await tx.query<{ data: D; source: string }>(sql`
     SELECT data, source FROM ${t(tables.revisions)} WHERE entry_id = ${current.id}::uuid AND revision_number = ${to}::int`);
   if (!target) throw new ProtocolError('NOT_FOUND', `${domain} has no revision ${to}`, { field: 'to_revision' });

@@ -31,7 +31,7 @@ if (process.env.DATABASE_URL) {
 }
 
 for (const [label, env] of targets) {
-  const server = await spawnServer(join(dir, 'servers/registry.ts'), [], { ...env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' });
+  const server = await spawnServer(join(dir, 'servers/registry.ts'), [], { ...env, OWNERSHIP_PROOF: 'off', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' });
   const result = await load(`http://127.0.0.1:${server.port}/api/brands/resolve?domain=bench-brand.example`, { concurrency, seconds });
   const rss = await rssMb(server.pid);
   await server.stop();

@@ -100,21 +100,11 @@ export async function refreshProfiles(tx: Queryable, agentIds: readonly string[]
   return out;
 }
 
-interface ProfileRow {
+/** A stored profile row: the search document's inventory fields, keyed by agent id. */
+type ProfileRow = Omit<AgentProfileDocument, 'agent_url' | 'updated_at' | 'visibility' | 'owner_org_id'> & {
   agent_id: string;
-  channels: string[];
-  property_types: string[];
-  markets: string[];
-  categories: string[];
-  tags: string[];
-  delivery_types: string[];
-  format_ids: unknown[];
-  property_count: number;
-  publisher_count: number;
-  has_tmp: boolean;
-  category_taxonomy: string | null;
   updated_at: Date | string;
-}
+};
 
 function sameProfile(a: ProfileRow, b: ProfileRow): boolean {
   const { updated_at: _a, agent_id: _x, ...ra } = a;

@@ -7,6 +7,7 @@ import { Clock } from '../../core/ports/clock.ts';
 import { Ids } from '../../core/ports/ids.ts';
 import { Idempotency } from '../../core/ports/idempotency.ts';
 import { TaskNotifier } from '../../core/ports/task-notifier.ts';
+import { SecretBox } from '../../core/ports/secrets.ts';
 import { TaskStore, type TaskStorePort } from '../../core/ports/tasks.ts';
 import { TaskRegistry, Tasks } from '../../core/task.ts';
 import { TaskRepository, type NotifierRef } from './store.ts';
@@ -47,7 +48,7 @@ export default definePlugin({
     const registry = new TaskRegistry(ctx.config.protocol.namespace);
     // The notifier (webhooks plugin) is looked up at start: it may itself depend on this plugin.
     const notifier: NotifierRef = { current: undefined };
-    const repo = new TaskRepository(ctx.get(Database), ctx.get(Clock), ctx.get(Ids), notifier);
+    const repo = new TaskRepository(ctx.get(Database), ctx.get(Clock), ctx.get(Ids), notifier, ctx.get(SecretBox));
     const runner = new TaskRunner(repo, registry, ctx.get(Clock), ctx.logger, ctx.options);
     const store: TaskStorePort = {
       create: (task) => repo.create(task),

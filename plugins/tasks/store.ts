@@ -3,6 +3,7 @@ import { ProtocolError } from '../../core/errors.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
+import type { SecretBoxPort } from '../../core/ports/secrets.ts';
 import type { TaskNotifierPort, TaskStatusChange } from '../../core/ports/task-notifier.ts';
 import {
   TERMINAL_STATUSES,
@@ -51,12 +52,29 @@ export function toRecord(row: TaskRow): TaskRecord {
     result: row.result ?? null,
     context: row.context ?? null,
     contextId: row.context_id,
-    pushNotificationConfig: row.push_notification_config ?? null,
-    a2aPushConfig: row.a2a_push_config ?? null,
+    // Reads never hand out the registration's credentials (only the notifier needs them).
+    pushNotificationConfig: withoutCredentials(row.push_notification_config),
+    a2aPushConfig: withoutCredentials(row.a2a_push_config),
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
     completedAt: row.completed_at ? new Date(row.completed_at) : null,
   };
+}
+
+type WithAuth = { authentication?: { schemes: string[]; credentials?: string } } | null | undefined;
+
+function withoutCredentials<T extends WithAuth>(config: T): T | null {
+  if (!config) return null;
+  if (!config.authentication) return config;
+  return { ...config, authentication: { schemes: config.authentication.schemes } };
+}
+
+/** Registration credentials are sealed at rest (SecretBox) and opened only for the notifier. */
+async function mapCredentials<T extends WithAuth>(config: T, fn: (value: string) => Promise<string>): Promise<T | null> {
+  if (!config) return null;
+  const credentials = config.authentication?.credentials;
+  if (credentials === undefined) return config;
+  return { ...config, authentication: { ...config.authentication!, credentials: await fn(credentials) } };
 }
 
 export interface InternalTask extends TaskRecord {
@@ -79,6 +97,7 @@ export class TaskRepository {
     private readonly clock: ClockPort,
     private readonly ids: IdsPort,
     private readonly notifier: NotifierRef,
+    private readonly box: SecretBoxPort,
   ) {}
 
   private async recordChange(tx: Queryable, row: TaskRow, previous: TaskStatus | null, at: Date): Promise<void> {
@@ -88,7 +107,8 @@ export class TaskRepository {
               ${row.result ?? null}::jsonb, ${at}::timestamptz)`);
     const notifier = this.notifier.current;
     if (!notifier) return;
-    const pushConfig = row.push_notification_config ?? null;
+    const open = (value: string) => this.box.open(value);
+    const pushConfig = await mapCredentials(row.push_notification_config, open);
     const change: TaskStatusChange = {
       taskId: row.id,
       taskType: row.task_type,
@@ -106,7 +126,7 @@ export class TaskRepository {
       contextId: row.context_id,
       pushNotificationConfig: pushConfig,
       operationId: pushConfig?.operation_id ?? null,
-      a2aPushConfig: row.a2a_push_config ?? null,
+      a2aPushConfig: await mapCredentials(row.a2a_push_config, open),
     };
     await notifier.statusChanged(tx, change);
   }
@@ -114,6 +134,9 @@ export class TaskRepository {
   async create(task: NewTask): Promise<TaskRecord> {
     const id = this.ids.uuid7();
     const now = this.clock.now();
+    const seal = (value: string) => this.box.seal(value);
+    const pushConfig = await mapCredentials(task.pushNotificationConfig, seal);
+    const a2aConfig = await mapCredentials(task.a2aPushConfig, seal);
     return this.db.transaction(async (tx) => {
       await task.within?.(tx);
       const [row] = await tx.query<TaskRow>(sql`
@@ -121,8 +144,8 @@ export class TaskRepository {
                            push_notification_config, a2a_push_config, state, run_at, sequence, created_at, updated_at)
         VALUES (${id}::uuid, ${task.taskType}::text, ${task.protocol}::text, ${task.principalId}::text, ${task.status}::text,
                 ${task.message ?? null}::text, ${task.progress ?? null}::jsonb, ${task.result ?? null}::jsonb,
-                ${task.context ?? null}::jsonb, ${task.contextId ?? id}::text, ${task.pushNotificationConfig ?? null}::jsonb,
-                ${task.a2aPushConfig ?? null}::jsonb, ${task.state}::jsonb, ${task.runAt ?? now}::timestamptz, 1,
+                ${task.context ?? null}::jsonb, ${task.contextId ?? id}::text, ${pushConfig}::jsonb,
+                ${a2aConfig}::jsonb, ${task.state}::jsonb, ${task.runAt ?? now}::timestamptz, 1,
                 ${now}::timestamptz, ${now}::timestamptz)
         RETURNING ${COLUMNS}`);
       await this.recordChange(tx, row!, null, now);

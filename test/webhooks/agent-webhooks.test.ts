@@ -133,6 +133,12 @@ forEachDatabase<Parties>(
       const outbox = await db.query<{ credentials: string }>(sql`SELECT credentials FROM webhook_outbox WHERE task_id = ${taskId}::text`);
       expect(outbox.length).toBeGreaterThan(0);
       for (const row of outbox) expect(row.credentials).toStartWith('sealed:v1:');
+      const [task] = await db.query<{ credentials: string }>(sql`SELECT push_notification_config->'authentication'->>'credentials' AS credentials FROM tasks WHERE id = ${taskId}::uuid`);
+      expect(task!.credentials).toStartWith('sealed:v1:');
+      // Reading the task back never returns the registration's secret.
+      const read = await seller.server.fetch(`/tasks/${taskId}?include_history=true`, { token: TOKEN });
+      expect(read.status).toBe(200);
+      expect(await read.text()).not.toContain(SECRET);
       const keys = await db.query<{ private_jwk: any }>(sql`SELECT private_jwk FROM signer_keys`);
       for (const k of keys) {
         expect(k.private_jwk.d).toBeUndefined();

@@ -10,7 +10,10 @@ import { BrandJsonRecords } from '../../core/ports/authoritative-records.ts';
 import { BrandDirectory } from '../../core/ports/directory.ts';
 import { sql } from '../../core/sql.ts';
 import { recordBrandJson } from './authoritative.ts';
-import { revisionTablesDdl } from '../registry-revisions/store.ts';
+import * as v from 'valibot';
+import { backfillSkeletons, revisionTablesDdl, skeletonDdl } from '../registry-revisions/store.ts';
+import { confusableSkeleton, domainSchema } from '../../core/domain.ts';
+import { BRAND_TABLES } from './tables.ts';
 import { EntryCache } from '../registry-revisions/cache.ts';
 import { brandEndpoints } from './endpoints.ts';
 
@@ -31,7 +34,12 @@ export default definePlugin({
 CREATE INDEX brands_name ON brands (lower(data->>'brand_name'));
 CREATE INDEX brands_source ON brands (source);`,
     },
+    { version: 2, name: 'brands_skeleton', sql: skeletonDdl('brands') },
   ],
+  options: v.object({
+    /** High-value domains whose look-alikes are refused (confusable skeleton match). */
+    protectedDomains: v.optional(v.array(domainSchema()), []),
+  }),
   register(ctx) {
     const cache = new EntryCache('brands');
     caches.set(ctx, { cache });
@@ -58,10 +66,12 @@ CREATE INDEX brands_source ON brands (source);`,
         ids: ctx.get(Ids),
         events: () => ctx.tryGet(EventLog),
         ownership: () => ctx.tryGet(Ownership),
+        protectedSkeletons: new Map(ctx.options.protectedDomains.map((d) => [confusableSkeleton(d), d])),
       }, cache),
     );
   },
   async start(ctx) {
+    await backfillSkeletons(ctx.get(Database), BRAND_TABLES);
     const state = caches.get(ctx)!;
     state.unfollow = await state.cache.follow(ctx.get(Database), ctx.logger);
   },

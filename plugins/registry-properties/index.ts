@@ -10,7 +10,10 @@ import { AdagentsRecords } from '../../core/ports/authoritative-records.ts';
 import { PropertyDirectory } from '../../core/ports/directory.ts';
 import { sql } from '../../core/sql.ts';
 import { recordAdagentsJson } from './authoritative.ts';
-import { revisionTablesDdl } from '../registry-revisions/store.ts';
+import * as v from 'valibot';
+import { backfillSkeletons, revisionTablesDdl, skeletonDdl } from '../registry-revisions/store.ts';
+import { confusableSkeleton, domainSchema } from '../../core/domain.ts';
+import { PROPERTY_TABLES } from './tables.ts';
 import { EntryCache } from '../registry-revisions/cache.ts';
 import { propertyEndpoints } from './endpoints.ts';
 
@@ -23,7 +26,14 @@ export default definePlugin({
   provides: [AdagentsRecords, PropertyDirectory],
   requires: [Database, Auth],
   optional: [EventLog, Ownership],
-  migrations: [{ version: 1, name: 'property_entries', sql: `${revisionTablesDdl('property_entries', 'property_revisions')}\nCREATE INDEX property_entries_source ON property_entries (source);` }],
+  migrations: [
+    { version: 1, name: 'property_entries', sql: `${revisionTablesDdl('property_entries', 'property_revisions')}\nCREATE INDEX property_entries_source ON property_entries (source);` },
+    { version: 2, name: 'property_entries_skeleton', sql: skeletonDdl('property_entries') },
+  ],
+  options: v.object({
+    /** High-value domains whose look-alikes are refused (confusable skeleton match). */
+    protectedDomains: v.optional(v.array(domainSchema()), []),
+  }),
   register(ctx) {
     const cache = new EntryCache('property_entries');
     caches.set(ctx, { cache });
@@ -47,10 +57,12 @@ export default definePlugin({
     });
     ctx.get(Endpoints).add(
       ...propertyEndpoints({ db: ctx.get(Database), clock: ctx.get(Clock), ids: ctx.get(Ids), events: () => ctx.tryGet(EventLog),
-        ownership: () => ctx.tryGet(Ownership) }, cache),
+        ownership: () => ctx.tryGet(Ownership),
+        protectedSkeletons: new Map(ctx.options.protectedDomains.map((d) => [confusableSkeleton(d), d])), }, cache),
     );
   },
   async start(ctx) {
+    await backfillSkeletons(ctx.get(Database), PROPERTY_TABLES);
     const state = caches.get(ctx)!;
     state.unfollow = await state.cache.follow(ctx.get(Database), ctx.logger);
   },

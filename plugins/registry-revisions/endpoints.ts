@@ -21,6 +21,8 @@ export interface RevisionDeps {
   events: () => EventLogPort | undefined;
   /** Proof of domain control, when the deployment includes registry-ownership. */
   ownership?: () => OwnershipPort | undefined;
+  /** Operator-protected domains by confusable skeleton: look-alike registrations are refused. */
+  protectedSkeletons?: ReadonlyMap<string, string>;
 }
 
 /** What differs between brands and hosted properties; everything else is shared. */
@@ -88,6 +90,7 @@ export function revisionEndpoints<D, B extends { edit_summary?: string }>(r: Rev
       saveEntry<D>(tx, r.tables, domain, (previous) => r.toData(body, previous, deps.ids.uuid7), r.saveSource, {
         principal,
         ownership: deps.ownership?.(),
+        protectedSkeletons: deps.protectedSkeletons,
         summary: body.edit_summary ?? (noun === 'brand' ? 'Saved brand' : 'Saved properties'),
         now: deps.clock.now(),
         newId: deps.ids.uuid7,

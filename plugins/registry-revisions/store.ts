@@ -2,6 +2,7 @@ import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { Principal } from '../../core/ports/auth.ts';
 import { ProtocolError } from '../../core/errors.ts';
+import { confusableSkeleton } from '../../core/domain.ts';
 import { announceChange } from './cache.ts';
 import type { OwnershipPort } from '../../core/ports/ownership.ts';
 
@@ -42,6 +43,8 @@ export interface SaveOutcome<D> {
 
 export interface Editor {
   principal: Principal;
+  /** Skeletons of operator-protected domains (see confusableSkeleton); look-alikes are refused. */
+  protectedSkeletons?: ReadonlyMap<string, string>;
   /** Proof of domain control, when the deployment requires it (registry-ownership). */
   ownership?: OwnershipPort;
   summary: string;
@@ -68,6 +71,22 @@ function assertEditable(tables: RevisionTables, entry: Entry<unknown>, principal
   }
   if (entry.owner_org_id && entry.owner_org_id !== principal.orgId && principal.tier !== 'admin') {
     throw new ProtocolError('FORBIDDEN', `${entry.domain} is maintained by another organization`);
+  }
+}
+
+/** New entries may not look like another registered entry or a protected domain (admins may override). */
+async function assertNotConfusable(tx: Queryable, tables: RevisionTables, domain: string, skeleton: string, editor: Editor): Promise<void> {
+  if (editor.principal.tier === 'admin') return;
+  const protectedDomain = editor.protectedSkeletons?.get(skeleton);
+  const [clash] = protectedDomain && protectedDomain !== domain
+    ? [{ domain: protectedDomain }]
+    : await tx.query<{ domain: string }>(sql`
+        SELECT domain FROM ${t(tables.entries)} WHERE skeleton = ${skeleton}::text AND domain <> ${domain}::text LIMIT 1`);
+  if (clash) {
+    throw new ProtocolError('CONFUSABLE_DOMAIN', `${domain} looks like ${clash.domain}, which is ${protectedDomain ? 'protected' : 'already registered'}`, {
+      status: 409,
+      suggestion: 'Check the spelling; genuine look-alike owners can ask a registry administrator',
+    });
   }
 }
 
@@ -100,13 +119,18 @@ export async function saveEntry<D>(
 ): Promise<SaveOutcome<D>> {
   const id = editor.newId();
   const data = build(undefined);
+  const skeleton = confusableSkeleton(domain);
+  // Serializes creations of look-alike domains, so the check below cannot race.
+  await tx.query(sql`SELECT pg_advisory_xact_lock(hashtext(${skeleton}::text))`);
   const inserted = await tx.query<Entry<D>>(sql`
-    INSERT INTO ${t(tables.entries)} (id, domain, source, data, owner_org_id, revision_number, created_at, updated_at)
-    VALUES (${id}::uuid, ${domain}::text, ${source}::text, ${data}::jsonb, ${editor.principal.orgId}::uuid, 1, ${editor.now}::timestamptz, ${editor.now}::timestamptz)
+    INSERT INTO ${t(tables.entries)} (id, domain, skeleton, source, data, owner_org_id, revision_number, created_at, updated_at)
+    VALUES (${id}::uuid, ${domain}::text, ${skeleton}::text, ${source}::text, ${data}::jsonb, ${editor.principal.orgId}::uuid, 1,
+            ${editor.now}::timestamptz, ${editor.now}::timestamptz)
     ON CONFLICT (domain) DO NOTHING
     RETURNING id::text, domain, source, data, authoritative, owner_org_id::text, revision_number, created_at, updated_at`);
   if (inserted[0]) {
-    // Refused proof throws and the insert rolls back with the transaction.
+    // A refusal below throws, and the insert rolls back with the transaction.
+    await assertNotConfusable(tx, tables, domain, skeleton, editor);
     await editor.ownership?.assertProven(tx, editor.principal, domain, 'create');
     await appendRevision(tx, tables, inserted[0], editor);
     await announceChange(tx, tables.entries, domain);
@@ -193,6 +217,22 @@ export async function history(db: Queryable, tables: RevisionTables, domain: str
   return { domain, total, revisions };
 }
 
+/** Version 2 of an entries table: the confusable skeleton, indexed for look-alike checks. */
+export function skeletonDdl(entries: string): string {
+  return `ALTER TABLE ${entries} ADD COLUMN skeleton text;\nCREATE INDEX ${entries}_skeleton ON ${entries} (skeleton);`;
+}
+
+/** Fill skeletons of rows written before version 2 (run at start; a no-op once done). */
+export async function backfillSkeletons(db: Queryable, tables: RevisionTables): Promise<void> {
+  for (;;) {
+    const rows = await db.query<{ domain: string }>(sql`SELECT domain FROM ${t(tables.entries)} WHERE skeleton IS NULL LIMIT 500`);
+    if (!rows.length) return;
+    for (const { domain } of rows) {
+      await db.query(sql`UPDATE ${t(tables.entries)} SET skeleton = ${confusableSkeleton(domain)}::text WHERE domain = ${domain}::text`);
+    }
+  }
+}
+
 /** SQL creating an entries/revisions pair; each plugin's migration calls it with its names. */
 export function revisionTablesDdl(entries: string, revisions: string): string {
   return `
@@ -238,8 +278,8 @@ export async function recordAuthoritative<D>(
   input: { source: string; data: D; document: unknown; id: string; now: Date },
 ): Promise<{ created: boolean; entry: Entry<D> }> {
   const rows = await tx.query<Entry<D> & { inserted: boolean }>(sql`
-    INSERT INTO ${t(tables.entries)} AS e (id, domain, source, data, authoritative, revision_number, created_at, updated_at)
-    VALUES (${input.id}::uuid, ${domain}::text, ${input.source}::text, ${input.data}::jsonb, ${input.document}::jsonb, 0,
+    INSERT INTO ${t(tables.entries)} AS e (id, domain, skeleton, source, data, authoritative, revision_number, created_at, updated_at)
+    VALUES (${input.id}::uuid, ${domain}::text, ${confusableSkeleton(domain)}::text, ${input.source}::text, ${input.data}::jsonb, ${input.document}::jsonb, 0,
             ${input.now}::timestamptz, ${input.now}::timestamptz)
     ON CONFLICT (domain) DO UPDATE
       SET source = EXCLUDED.source, data = EXCLUDED.data, authoritative = EXCLUDED.authoritative, updated_at = EXCLUDED.updated_at

@@ -89,11 +89,20 @@ export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any
     if (route.method === 'ALL') app.all(path, wrap(route) as any, { parse: 'none' } as any);
     else app.route(route.method, path, wrap(route) as any, { config: {}, parse: 'none' } as any);
   }
+  // Requests no route handled still get a request id and their access-log line.
   app.onError(({ code, request }) => {
-    if (code === 'NOT_FOUND') return json(404, { error: 'not_found', message: `No route for ${request.method} ${new URL(request.url).pathname}` });
-    if (code === 'PARSE') return json(400, { error: 'invalid_request', message: 'Malformed request' });
-    log.error({ code }, 'framework error');
-    return json(500, { error: 'internal_error', message: 'Unexpected error' });
+    const requestId = nextRequestId();
+    const path = new URL(request.url).pathname;
+    let response: Response;
+    if (code === 'NOT_FOUND') response = json(404, { error: 'not_found', message: `No route for ${request.method} ${path}` });
+    else if (code === 'PARSE') response = json(400, { error: 'invalid_request', message: 'Malformed request' });
+    else {
+      log.error({ code, requestId }, 'framework error');
+      response = json(500, { error: 'internal_error', message: `Unexpected error (request ${requestId})` });
+    }
+    response.headers.set('x-request-id', requestId);
+    access({ requestId, method: request.method, path, status: response.status, ms: 0 });
+    return response;
   });
   return app;
 }

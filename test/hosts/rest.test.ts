@@ -113,10 +113,12 @@ test('exactly one JSON log line per request, carrying the request id, with no qu
   lines.length = 0;
   await app.handle(new Request('http://localhost/api/brands/resolve?domain=secret-query.example', { headers: { 'x-request-id': 'req-1', authorization: 'Bearer proto_secret' } }));
   await app.handle(new Request('http://localhost/health', { headers: { 'x-request-id': 'req-2' } }));
+  const unrouted = await app.handle(new Request('http://localhost/no/such/route?secret=1'));
   const entries = lines.map((l) => JSON.parse(l)).filter((e) => e.msg === 'request');
   expect(entries.map((e) => [e.requestId, e.method, e.path, e.status])).toEqual([
     ['req-1', 'GET', '/api/brands/resolve', 404],
     ['req-2', 'GET', '/health', 200],
+    [unrouted.headers.get('x-request-id'), 'GET', '/no/such/route', 404],
   ]);
   expect(lines.join('')).not.toContain('secret');
   await deployment.stop();

@@ -1,4 +1,4 @@
-import { definePreset } from '../core/config.ts';
+import { ConfigError, definePreset } from '../core/config.ts';
 import { storageFor } from './storage.ts';
 import { searchFor } from './search.ts';
 import restHost from '../hosts/rest/index.ts';
@@ -12,6 +12,23 @@ import registryFeed from '../plugins/registry-feed/index.ts';
 import registryCrawl from '../plugins/registry-crawl/index.ts';
 import registryProbes from '../plugins/registry-probes/index.ts';
 import registryOwnership from '../plugins/registry-ownership/index.ts';
+
+/**
+ * registry-ownership from the environment: OWNERSHIP_PROOF=required|off (default required) and
+ * PROTECTED_DOMAINS (comma-separated). Validated as plugin options; errors name the option path
+ * and the variable it came from.
+ */
+export function ownershipFromEnv(env: Record<string, string | undefined> = process.env) {
+  const mode = env.OWNERSHIP_PROOF || 'required';
+  const protectedDomains = (env.PROTECTED_DOMAINS ?? '').split(',').map((d) => d.trim()).filter(Boolean);
+  try {
+    return registryOwnership({ mode: mode as 'required' | 'off', protectedDomains });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const from = error.message.includes('.mode') ? `OWNERSHIP_PROOF=${JSON.stringify(mode)}` : 'PROTECTED_DOMAINS';
+    throw new ConfigError(`${error.message} (from ${from})`);
+  }
+}
 
 /** Self-hosted registry: embedded PGlite by default, Postgres when DATABASE_URL is set. */
 export default definePreset({
@@ -29,7 +46,7 @@ export default definePreset({
     registryCrawl(),
     registryProbes(),
     // Proof of domain control before community saves (OWNERSHIP_PROOF=off for a local trial).
-    registryOwnership({ mode: (process.env.OWNERSHIP_PROOF || 'required') as 'required' | 'off' }),
+    () => ownershipFromEnv(),
     restHost({ title: 'Registry API' }),
   ],
 });

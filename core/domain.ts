@@ -121,24 +121,3 @@ export function domainSchema() {
     }),
   );
 }
-
-// Look-alike characters folded by the confusable skeleton (a small subset of UTS #39's
-// confusables table: Cyrillic and Greek letters shaped like Latin ones, digits like letters).
-const CONFUSABLE_CHARS: Record<string, string> = {
-  а: 'a', в: 'b', е: 'e', ё: 'e', һ: 'h', і: 'i', ї: 'i', ј: 'j', к: 'k', ӏ: 'l', м: 'm', н: 'h', о: 'o', р: 'p',
-  с: 'c', ѕ: 's', т: 't', у: 'y', х: 'x', ԁ: 'd', ԛ: 'q', ԝ: 'w', ɡ: 'g',
-  α: 'a', β: 'b', ε: 'e', η: 'n', ι: 'i', κ: 'k', ν: 'v', ο: 'o', ρ: 'p', τ: 't', υ: 'u', χ: 'x', ω: 'w',
-  '0': 'o', '1': 'l',
-};
-/**
- * The confusable skeleton of a normalized (ASCII) domain: two domains with one skeleton look
- * alike (`paypa1.com`, an all-Cyrillic `аррӏе.com`). Used to refuse look-alike registrations of
- * already-registered or protected domains. Letter pairs (`rn`/`m`) are left out on purpose: they
- * would refuse too many legitimate names (`barn`/`bam`).
- */
-export function confusableSkeleton(asciiDomain: string): string {
-  const { domain } = toUnicode(asciiDomain, { useSTD3ASCIIRules: true });
-  let out = '';
-  for (const ch of domain.toLowerCase()) out += CONFUSABLE_CHARS[ch] ?? ch;
-  return out;
-}

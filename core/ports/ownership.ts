@@ -2,14 +2,28 @@ import { token } from '../token.ts';
 import type { Queryable } from './database.ts';
 import type { Principal } from './auth.ts';
 
+/** What a save is about to do to a community entry. */
+export type OwnershipAction = 'create' | 'revise' | 'rollback';
+
 /**
- * Proof of domain control for community saves (registry-api "Save-time anti-abuse controls").
- * `assertProven` runs inside the save's transaction and throws a ProtocolError (403
- * `ownership_proof_required`) unless the caller's organization has proven control of `domain`:
- * ever, for a new entry's creation within the rolling window, for a revision of its own entry.
+ * Save-time anti-abuse controls of the hosted registry (registry-api "Save-time anti-abuse
+ * controls"), consulted by the community save path when a deployment binds this port. Both
+ * methods run inside the save's transaction and throw a ProtocolError, so a refusal writes nothing.
  */
 export interface OwnershipPort {
-  assertProven(tx: Queryable, principal: Principal, domain: string, action: 'create' | 'revise'): Promise<void>;
+  /**
+   * Throws 403 `ownership_proof_required` unless the caller's organization holds a proof of
+   * control of `domain` younger than the re-proof window (creation, revision and rollback alike).
+   * Admins moderate without proof.
+   */
+  assertProven(tx: Queryable, principal: Principal, domain: string, action: OwnershipAction): Promise<void>;
+  /**
+   * Before a new entry is created: throws 409 `confusable_domain` when `domain` looks like (has the
+   * confusable skeleton of) another registered domain or an operator-protected one. `registered`
+   * lists the other domains of the registry with a given skeleton; it is called after the port has
+   * serialized look-alike creations, so two look-alikes saved at once cannot both pass.
+   */
+  assertDistinct(tx: Queryable, principal: Principal, domain: string, registered: (skeleton: string) => Promise<string[]>): Promise<void>;
 }
 
 export const Ownership = token<OwnershipPort>('registry.ownership');

@@ -10,9 +10,7 @@ import { BrandJsonRecords } from '../../core/ports/authoritative-records.ts';
 import { BrandDirectory } from '../../core/ports/directory.ts';
 import { sql } from '../../core/sql.ts';
 import { recordBrandJson } from './authoritative.ts';
-import * as v from 'valibot';
-import { backfillSkeletons, revisionTablesDdl, skeletonDdl } from '../registry-revisions/store.ts';
-import { confusableSkeleton, domainSchema } from '../../core/domain.ts';
+import { backfillSkeletons, revisionTablesDdl, skeletonDdl, skeletonResetDdl } from '../registry-revisions/store.ts';
 import { BRAND_TABLES } from './tables.ts';
 import { EntryCache } from '../registry-revisions/cache.ts';
 import { brandEndpoints } from './endpoints.ts';
@@ -35,11 +33,9 @@ CREATE INDEX brands_name ON brands (lower(data->>'brand_name'));
 CREATE INDEX brands_source ON brands (source);`,
     },
     { version: 2, name: 'brands_skeleton', sql: skeletonDdl('brands') },
+    // The confusable fact table grew (sequences such as rn/m): recompute every skeleton at start.
+    { version: 3, name: 'brands_skeleton_facts_2', sql: skeletonResetDdl('brands') },
   ],
-  options: v.object({
-    /** High-value domains whose look-alikes are refused (confusable skeleton match). */
-    protectedDomains: v.optional(v.array(domainSchema()), []),
-  }),
   register(ctx) {
     const cache = new EntryCache('brands');
     caches.set(ctx, { cache });
@@ -66,7 +62,6 @@ CREATE INDEX brands_source ON brands (source);`,
         ids: ctx.get(Ids),
         events: () => ctx.tryGet(EventLog),
         ownership: () => ctx.tryGet(Ownership),
-        protectedSkeletons: new Map(ctx.options.protectedDomains.map((d) => [confusableSkeleton(d), d])),
       }, cache),
     );
   },

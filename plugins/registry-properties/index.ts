@@ -10,9 +10,7 @@ import { AdagentsRecords } from '../../core/ports/authoritative-records.ts';
 import { PropertyDirectory } from '../../core/ports/directory.ts';
 import { sql } from '../../core/sql.ts';
 import { recordAdagentsJson } from './authoritative.ts';
-import * as v from 'valibot';
-import { backfillSkeletons, revisionTablesDdl, skeletonDdl } from '../registry-revisions/store.ts';
-import { confusableSkeleton, domainSchema } from '../../core/domain.ts';
+import { backfillSkeletons, revisionTablesDdl, skeletonDdl, skeletonResetDdl } from '../registry-revisions/store.ts';
 import { PROPERTY_TABLES } from './tables.ts';
 import { EntryCache } from '../registry-revisions/cache.ts';
 import { propertyEndpoints } from './endpoints.ts';
@@ -29,11 +27,9 @@ export default definePlugin({
   migrations: [
     { version: 1, name: 'property_entries', sql: `${revisionTablesDdl('property_entries', 'property_revisions')}\nCREATE INDEX property_entries_source ON property_entries (source);` },
     { version: 2, name: 'property_entries_skeleton', sql: skeletonDdl('property_entries') },
+    // The confusable fact table grew (sequences such as rn/m): recompute every skeleton at start.
+    { version: 3, name: 'property_entries_skeleton_facts_2', sql: skeletonResetDdl('property_entries') },
   ],
-  options: v.object({
-    /** High-value domains whose look-alikes are refused (confusable skeleton match). */
-    protectedDomains: v.optional(v.array(domainSchema()), []),
-  }),
   register(ctx) {
     const cache = new EntryCache('property_entries');
     caches.set(ctx, { cache });
@@ -56,9 +52,10 @@ export default definePlugin({
       },
     });
     ctx.get(Endpoints).add(
-      ...propertyEndpoints({ db: ctx.get(Database), clock: ctx.get(Clock), ids: ctx.get(Ids), events: () => ctx.tryGet(EventLog),
-        ownership: () => ctx.tryGet(Ownership),
-        protectedSkeletons: new Map(ctx.options.protectedDomains.map((d) => [confusableSkeleton(d), d])), }, cache),
+      ...propertyEndpoints(
+        { db: ctx.get(Database), clock: ctx.get(Clock), ids: ctx.get(Ids), events: () => ctx.tryGet(EventLog), ownership: () => ctx.tryGet(Ownership) },
+        cache,
+      ),
     );
   },
   async start(ctx) {

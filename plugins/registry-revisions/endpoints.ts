@@ -19,10 +19,8 @@ export interface RevisionDeps {
   ids: IdsPort;
   /** Resolved per call: the feed plugin may be absent. */
   events: () => EventLogPort | undefined;
-  /** Proof of domain control, when the deployment includes registry-ownership. */
+  /** Save-time anti-abuse controls, when the deployment includes registry-ownership (resolved per call). */
   ownership?: () => OwnershipPort | undefined;
-  /** Operator-protected domains by confusable skeleton: look-alike registrations are refused. */
-  protectedSkeletons?: ReadonlyMap<string, string>;
 }
 
 /** What differs between brands and hosted properties; everything else is shared. */
@@ -90,7 +88,6 @@ export function revisionEndpoints<D, B extends { edit_summary?: string }>(r: Rev
       saveEntry<D>(tx, r.tables, domain, (previous) => r.toData(body, previous, deps.ids.uuid7), r.saveSource, {
         principal,
         ownership: deps.ownership?.(),
-        protectedSkeletons: deps.protectedSkeletons,
         summary: body.edit_summary ?? (noun === 'brand' ? 'Saved brand' : 'Saved properties'),
         now: deps.clock.now(),
         newId: deps.ids.uuid7,

@@ -2,7 +2,7 @@ import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { Principal } from '../../core/ports/auth.ts';
 import { ProtocolError } from '../../core/errors.ts';
-import { confusableSkeleton } from '../../core/domain.ts';
+import { confusableSkeleton } from '../../core/confusables.ts';
 import { announceChange } from './cache.ts';
 import type { OwnershipPort } from '../../core/ports/ownership.ts';
 
@@ -43,9 +43,7 @@ export interface SaveOutcome<D> {
 
 export interface Editor {
   principal: Principal;
-  /** Skeletons of operator-protected domains (see confusableSkeleton); look-alikes are refused. */
-  protectedSkeletons?: ReadonlyMap<string, string>;
-  /** Proof of domain control, when the deployment requires it (registry-ownership). */
+  /** Save-time anti-abuse controls (proof of control, look-alikes), when the deployment has them (registry-ownership). */
   ownership?: OwnershipPort;
   summary: string;
   now: Date;
@@ -74,20 +72,11 @@ function assertEditable(tables: RevisionTables, entry: Entry<unknown>, principal
   }
 }
 
-/** New entries may not look like another registered entry or a protected domain (admins may override). */
-async function assertNotConfusable(tx: Queryable, tables: RevisionTables, domain: string, skeleton: string, editor: Editor): Promise<void> {
-  if (editor.principal.tier === 'admin') return;
-  const protectedDomain = editor.protectedSkeletons?.get(skeleton);
-  const [clash] = protectedDomain && protectedDomain !== domain
-    ? [{ domain: protectedDomain }]
-    : await tx.query<{ domain: string }>(sql`
-        SELECT domain FROM ${t(tables.entries)} WHERE skeleton = ${skeleton}::text AND domain <> ${domain}::text LIMIT 1`);
-  if (clash) {
-    throw new ProtocolError('CONFUSABLE_DOMAIN', `${domain} looks like ${clash.domain}, which is ${protectedDomain ? 'protected' : 'already registered'}`, {
-      status: 409,
-      suggestion: 'Check the spelling; genuine look-alike owners can ask a registry administrator',
-    });
-  }
+/** Other domains of the table sharing a confusable skeleton (an index lookup). */
+function lookalikes(tx: Queryable, tables: RevisionTables, domain: string) {
+  return async (skeleton: string) =>
+    (await tx.query<{ domain: string }>(sql`
+      SELECT domain FROM ${t(tables.entries)} WHERE skeleton = ${skeleton}::text AND domain <> ${domain}::text ORDER BY domain LIMIT 5`)).map((r) => r.domain);
 }
 
 async function appendRevision(
@@ -120,8 +109,6 @@ export async function saveEntry<D>(
   const id = editor.newId();
   const data = build(undefined);
   const skeleton = confusableSkeleton(domain);
-  // Serializes creations of look-alike domains, so the check below cannot race.
-  await tx.query(sql`SELECT pg_advisory_xact_lock(hashtext(${skeleton}::text))`);
   const inserted = await tx.query<Entry<D>>(sql`
     INSERT INTO ${t(tables.entries)} (id, domain, skeleton, source, data, owner_org_id, revision_number, created_at, updated_at)
     VALUES (${id}::uuid, ${domain}::text, ${skeleton}::text, ${source}::text, ${data}::jsonb, ${editor.principal.orgId}::uuid, 1,
@@ -130,7 +117,7 @@ export async function saveEntry<D>(
     RETURNING id::text, domain, source, data, authoritative, owner_org_id::text, revision_number, created_at, updated_at`);
   if (inserted[0]) {
     // A refusal below throws, and the insert rolls back with the transaction.
-    await assertNotConfusable(tx, tables, domain, skeleton, editor);
+    await editor.ownership?.assertDistinct(tx, editor.principal, domain, lookalikes(tx, tables, domain));
     await editor.ownership?.assertProven(tx, editor.principal, domain, 'create');
     await appendRevision(tx, tables, inserted[0], editor);
     await announceChange(tx, tables.entries, domain);
@@ -156,7 +143,7 @@ export async function rollbackEntry<D>(tx: Queryable, tables: RevisionTables, do
   const current = await lockEntry<D>(tx, tables, domain);
   if (!current) throw new ProtocolError('NOT_FOUND', `No ${tables.noun} is registered for ${domain}`);
   assertEditable(tables, current, editor.principal);
-  await editor.ownership?.assertProven(tx, editor.principal, domain, 'revise');
+  await editor.ownership?.assertProven(tx, editor.principal, domain, 'rollback');
   const [target] = await tx.query<{ data: D; source: string }>(sql`
     SELECT data, source FROM ${t(tables.revisions)} WHERE entry_id = ${current.id}::uuid AND revision_number = ${to}::int`);
   if (!target) throw new ProtocolError('NOT_FOUND', `${domain} has no revision ${to}`, { field: 'to_revision' });
@@ -222,15 +209,24 @@ export function skeletonDdl(entries: string): string {
   return `ALTER TABLE ${entries} ADD COLUMN skeleton text;\nCREATE INDEX ${entries}_skeleton ON ${entries} (skeleton);`;
 }
 
-/** Fill skeletons of rows written before version 2 (run at start; a no-op once done). */
-export async function backfillSkeletons(db: Queryable, tables: RevisionTables): Promise<void> {
+/** Fill skeletons missing from rows (written before version 2, or cleared after a change of the fact table); run at start. */
+export async function backfillSkeletons(db: Queryable, tables: RevisionTables): Promise<number> {
+  let filled = 0;
   for (;;) {
-    const rows = await db.query<{ domain: string }>(sql`SELECT domain FROM ${t(tables.entries)} WHERE skeleton IS NULL LIMIT 500`);
-    if (!rows.length) return;
-    for (const { domain } of rows) {
-      await db.query(sql`UPDATE ${t(tables.entries)} SET skeleton = ${confusableSkeleton(domain)}::text WHERE domain = ${domain}::text`);
-    }
+    const rows = await db.query<{ domain: string }>(sql`SELECT domain FROM ${t(tables.entries)} WHERE skeleton IS NULL LIMIT 1000`);
+    if (!rows.length) return filled;
+    const domains = rows.map((r) => r.domain);
+    await db.query(sql`
+      UPDATE ${t(tables.entries)} e SET skeleton = v.skeleton
+      FROM unnest(${domains}::text[], ${domains.map(confusableSkeleton)}::text[]) AS v(domain, skeleton)
+      WHERE e.domain = v.domain`);
+    filled += rows.length;
   }
+}
+
+/** Version 3: clear skeletons so start-up recomputes them with the current fact table. */
+export function skeletonResetDdl(entries: string): string {
+  return `UPDATE ${entries} SET skeleton = NULL;`;
 }
 
 /** SQL creating an entries/revisions pair; each plugin's migration calls it with its names. */

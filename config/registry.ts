@@ -1,6 +1,6 @@
-import { ConfigError, definePreset } from '../core/config.ts';
-import { storageFor } from './storage.ts';
-import { searchFor } from './search.ts';
+import { definePreset } from '../core/config.ts';
+import { storage } from './storage.ts';
+import { search } from './search.ts';
 import restHost from '../hosts/rest/index.ts';
 import auth from '../plugins/auth/index.ts';
 import registryBrands from '../plugins/registry-brands/index.ts';
@@ -12,31 +12,19 @@ import registryFeed from '../plugins/registry-feed/index.ts';
 import registryCrawl from '../plugins/registry-crawl/index.ts';
 import registryProbes from '../plugins/registry-probes/index.ts';
 import registryOwnership from '../plugins/registry-ownership/index.ts';
-
-/**
- * registry-ownership from the environment: OWNERSHIP_PROOF=required|off (default required) and
- * PROTECTED_DOMAINS (comma-separated). Validated as plugin options; errors name the option path
- * and the variable it came from.
- */
-export function ownershipFromEnv(env: Record<string, string | undefined> = process.env) {
-  const mode = env.OWNERSHIP_PROOF || 'required';
-  const protectedDomains = (env.PROTECTED_DOMAINS ?? '').split(',').map((d) => d.trim()).filter(Boolean);
-  try {
-    return registryOwnership({ mode: mode as 'required' | 'off', protectedDomains });
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    const from = error.message.includes('.mode') ? `OWNERSHIP_PROOF=${JSON.stringify(mode)}` : 'PROTECTED_DOMAINS';
-    throw new ConfigError(`${error.message} (from ${from})`);
-  }
-}
+import oauth from '../plugins/oauth/index.ts';
+import mcpEndpoints from '../hosts/mcp-endpoints/index.ts';
+import web from '../hosts/web/index.ts';
 
 /** Self-hosted registry: embedded PGlite by default, Postgres when DATABASE_URL is set. */
 export default definePreset({
   name: 'registry',
   plugins: [
-    storageFor,
+    storage,
     auth(),
-    searchFor,
+    // OAuth 2.1 user sign-in (built-in authorization server, or OAUTH_ISSUER); tokens work on /api and /mcp.
+    oauth(),
+    search,
     registryBrands(),
     registryProperties(),
     registryAgents(),
@@ -46,7 +34,11 @@ export default definePreset({
     registryCrawl(),
     registryProbes(),
     // Proof of domain control before community saves (OWNERSHIP_PROOF=off for a local trial).
-    () => ownershipFromEnv(),
+    registryOwnership(),
     restHost({ title: 'Registry API' }),
+    // The same endpoint definitions as MCP tools at /mcp.
+    mcpEndpoints(),
+    // The web page at / (search, browse, history, live feed, API reference).
+    web(),
   ],
 });

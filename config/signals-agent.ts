@@ -1,5 +1,5 @@
 import { definePreset } from '../core/config.ts';
-import { storageFor } from './storage.ts';
+import { storage } from './storage.ts';
 import auth from '../plugins/auth/index.ts';
 import tasks from '../plugins/tasks/index.ts';
 import idempotency from '../plugins/idempotency/index.ts';
@@ -20,7 +20,7 @@ import webhooks from '../plugins/webhooks/index.ts';
 export default definePreset({
   name: 'signals-agent',
   plugins: [
-    storageFor,
+    storage,
     auth(),
     tasks(),
     idempotency(),

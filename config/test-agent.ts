@@ -1,9 +1,17 @@
 import { definePreset } from '../core/config.ts';
-import { storageFor } from './storage.ts';
+import { storage } from './storage.ts';
 import auth from '../plugins/auth/index.ts';
 import tasks from '../plugins/tasks/index.ts';
 import idempotency from '../plugins/idempotency/index.ts';
 import signals from '../plugins/signals/index.ts';
+import inventoryDb from '../plugins/inventory-db/index.ts';
+import adServerSimulated from '../plugins/ad-server-simulated/index.ts';
+import sales from '../plugins/sales/index.ts';
+import creative from '../plugins/creative/index.ts';
+import governance from '../plugins/governance/index.ts';
+import registryBrands from '../plugins/registry-brands/index.ts';
+import brandAgent from '../plugins/brand-agent/index.ts';
+import testController from '../plugins/test-controller/index.ts';
 import testAgent from '../plugins/test-agent/index.ts';
 import restHost from '../hosts/rest/index.ts';
 import restTasks from '../hosts/rest/tasks.ts';
@@ -17,22 +25,54 @@ import webhooks from '../plugins/webhooks/index.ts';
 /** The published bearer token of the public test agent (README: "test token"). Not a secret. */
 export const TEST_TOKEN = 'proto-test-agent-public-token-2025';
 
-/**
- * The path-routed public test agent: each specialism under its own path (`/signals/mcp` now;
- * `/sales`, `/creative`, `/creative-builder`, `/governance`, `/brand` as their plugins arrive),
- * `/.well-known/adagents.json` listing tenants and tools, and a published test token.
- * Activations complete after a few seconds instead of the catalog's estimates.
- */
-const TENANTS = [{ id: 'signals', name: 'Signals', protocols: ['signals'] }];
+/** Sandbox brands the test agent's brand tenant represents (seeded from plugins/test-agent/sandbox-brands.json). */
+export const SANDBOX_BRANDS = [
+  { domain: 'acme-outdoor.example', brand_id: 'acme_outdoor' },
+  { domain: 'nimbus-cola.example', brand_id: 'nimbus_cola' },
+];
 
+/**
+ * Every specialism under its own path, each with MCP (`/{id}/mcp`), A2A (`/{id}/a2a`, card at
+ * `/{id}/.well-known/agent-card.json`) and REST (`/{id}/tasks/{name}`), serving only its own
+ * tasks plus capabilities and task status, and the sandbox test controller (`compliance`) where
+ * the specialism has scenarios (sales, signals, governance).
+ * `/creative` (templates, transformation, previews) and `/creative-builder` (generative builds)
+ * are one creative plugin serving the same tasks.
+ */
+export const TENANTS = [
+  { id: 'signals', name: 'Signals', protocols: ['signals', 'compliance'] },
+  { id: 'sales', name: 'Sales', protocols: ['media_buy', 'compliance'] },
+  { id: 'creative', name: 'Creative', protocols: ['creative'] },
+  { id: 'creative-builder', name: 'Creative builder', protocols: ['creative'] },
+  { id: 'governance', name: 'Governance', protocols: ['governance', 'compliance'] },
+  { id: 'brand', name: 'Brand', protocols: ['brand'] },
+];
+
+/**
+ * The path-routed public test agent with sandbox data: `/.well-known/adagents.json` lists the
+ * tenants and their tools; a published test token; signals, products, formats and sandbox brands
+ * seeded. Activations complete after a few seconds; sales are sandbox buys on the simulated ad
+ * server that consult the governance tenant when they name a plan; builds show a working step of
+ * two seconds; `comply_test_controller` forces transitions (buys, activations, impairments, late
+ * reports) and seeds fixtures.
+ */
 export default definePreset({
   name: 'test-agent',
   plugins: [
-    storageFor,
+    storage,
     auth({ testTokens: [{ token: TEST_TOKEN, name: 'public test agent', tier: 'member' }] }),
     tasks(),
     idempotency(),
+    testController({ enabled: true }),
     signals({ activationDelaySeconds: 5 }),
+    inventoryDb(),
+    adServerSimulated(),
+    governance(),
+    sales({ sandbox: true, minAudienceSize: 10 }),
+    creative({ buildDelaySeconds: 2 }),
+    // The registry's brand data (sandbox brands seeded at start) behind the brand tenant and brand-aware builds.
+    registryBrands(),
+    brandAgent({ brands: SANDBOX_BRANDS }),
     // Push notifications: RFC 9421 signed (Ed25519 key generated on first start, JWKS at
     // /.well-known/jwks.json), legacy HMAC/Bearer when a registration asks for it; delivered
     // from the database outbox through the SSRF-guarded crawler.
@@ -42,7 +82,7 @@ export default definePreset({
     webhooks(),
     testAgent({ tenants: TENANTS }),
     restHost({ title: 'Public Test Agent' }),
-    restTasks({ prefix: '/signals', protocols: ['signals'] }),
+    restTasks({ mounts: TENANTS.map((t) => ({ prefix: `/${t.id}`, protocols: t.protocols })) }),
     mcpHost({ mounts: TENANTS.map((t) => ({ path: `/${t.id}/mcp`, protocols: t.protocols })) }),
     a2aHost({ mounts: TENANTS.map((t) => ({ prefix: `/${t.id}`, protocols: t.protocols, name: `Test agent: ${t.name}` })) }),
   ],

@@ -1,16 +1,11 @@
 import * as v from 'valibot';
 import type { PluginInstance } from './plugin.ts';
 import { describeIssues } from './validation.ts';
+import { ConfigError } from './config-error.ts';
 
-/** Raised for any invalid preset option or environment variable; the message names the path. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
-const namespace = v.pipe(
-  v.string(),
-  v.regex(/^[a-z][a-z0-9]{1,15}$/, 'must be 2-16 lowercase letters or digits, starting with a letter'),
-);
+const namespace = v.pipe(v.string(), v.regex(/^[a-z][a-z0-9]{1,15}$/, 'must be 2-16 lowercase letters or digits, starting with a letter'));
 const logLevel = v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 const configSchema = v.object({
@@ -25,29 +20,37 @@ const configSchema = v.object({
   }),
   protocol: v.object({ namespace }),
   log: v.object({ level: logLevel }),
-  database: v.object({
-    url: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'))),
-    dataDir: v.pipe(v.string(), v.minLength(1)),
-    /** Schema holding every table (created when missing); lets several deployments share one database. */
-    schema: v.optional(v.pipe(v.string(), v.regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a plain lowercase identifier'))),
-    /** Adapter key: `auto` picks postgres when a URL is set, else pglite. */
-    adapter: v.picklist(['auto', 'postgres', 'pglite']),
-  }),
   /** Key material for encrypting stored secrets (see core/secret-box.ts); at least 32 characters. */
   secrets: v.object({ key: v.optional(v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters'))) }),
-  search: v.object({
-    adapter: v.picklist(['postgres', 'meilisearch']),
-    meilisearchUrl: v.optional(v.pipe(v.string(), v.url())),
-    meilisearchKey: v.optional(v.string()),
-  }),
 });
 
 export type AppConfig = v.InferOutput<typeof configSchema>;
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
 
-/** A plugin entry may depend on the resolved config (e.g. choose the storage adapter). */
-export type PluginEntry = PluginInstance<any> | ((config: AppConfig) => PluginInstance<any> | readonly PluginInstance<any>[] | null);
+export type Env = Record<string, string | undefined>;
+
+/** A plugin entry may depend on the resolved config and the environment (e.g. choose the storage adapter). */
+export type PluginEntry = PluginInstance<any> | ((context: { config: AppConfig; env: Env }) => PluginInstance<any> | readonly PluginInstance<any>[] | null);
+
+/**
+ * A preset entry that picks one adapter from a keyed map by an environment variable and fails
+ * loudly on an unknown key, naming the variable and the choices.
+ */
+export function chooseAdapter(choice: {
+  variable: string;
+  fallback: (env: Env) => string;
+  adapters: Readonly<Record<string, () => PluginInstance<any>>>;
+}): PluginEntry {
+  return ({ env }) => {
+    const key = env[choice.variable] || choice.fallback(env);
+    const make = Object.hasOwn(choice.adapters, key) ? choice.adapters[key] : undefined;
+    if (!make) {
+      throw new ConfigError(`${choice.variable}: unknown adapter ${JSON.stringify(key)} (one of ${Object.keys(choice.adapters).join(', ')})`);
+    }
+    return make();
+  };
+}
 
 export interface Preset extends DeepPartial<Omit<AppConfig, 'name'>> {
   name: string;
@@ -66,23 +69,14 @@ export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: 'st
   { env: 'MAX_BODY_BYTES', path: 'server.maxBodyBytes', type: 'int', description: 'Request body cap (default 1048576)' },
   { env: 'PROTOCOL_NAMESPACE', path: 'protocol.namespace', type: 'string', description: 'Protocol namespace (default proto; adcp speaks AdCP)' },
   { env: 'LOG_LEVEL', path: 'log.level', type: 'string', description: 'pino level (default info)' },
-  { env: 'DATABASE_URL', path: 'database.url', type: 'string', description: 'Postgres URL; unset = embedded PGlite' },
-  { env: 'DATA_DIR', path: 'database.dataDir', type: 'string', description: 'PGlite data directory (default ./data)' },
-  { env: 'DATABASE_SCHEMA', path: 'database.schema', type: 'string', description: 'Schema for all tables (default public)' },
-  { env: 'STORAGE', path: 'database.adapter', type: 'string', description: 'auto | postgres | pglite' },
   { env: 'SECRETS_KEY', path: 'secrets.key', type: 'string', description: 'Encrypts stored signing keys and webhook credentials (>= 32 chars)' },
-  { env: 'SEARCH', path: 'search.adapter', type: 'string', description: 'postgres | meilisearch (default postgres)' },
-  { env: 'MEILISEARCH_URL', path: 'search.meilisearchUrl', type: 'string', description: 'Meilisearch URL' },
-  { env: 'MEILISEARCH_KEY', path: 'search.meilisearchKey', type: 'string', description: 'Meilisearch API key' },
 ];
 
 const DEFAULTS: Omit<AppConfig, 'name'> = {
   server: { port: 3000, host: '0.0.0.0', maxBodyBytes: 1024 * 1024 },
   protocol: { namespace: 'proto' },
   log: { level: 'info' },
-  database: { dataDir: './data', adapter: 'auto' },
   secrets: {},
-  search: { adapter: 'postgres' },
 };
 
 function setPath(target: Record<string, any>, path: string, value: unknown): void {
@@ -103,7 +97,7 @@ function merge(base: any, over: any): any {
 }
 
 /** Preset + environment overrides, validated. Throws ConfigError naming the option (and variable). */
-export function loadConfig(preset: Preset, env: Record<string, string | undefined> = process.env): AppConfig {
+export function loadConfig(preset: Preset, env: Env = process.env): AppConfig {
   const { plugins: _plugins, ...presetConfig } = preset;
   const merged = merge(structuredClone(DEFAULTS), presetConfig);
   for (const { env: name, path, type } of ENV_OVERRIDES) {

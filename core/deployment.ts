@@ -1,45 +1,48 @@
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import type { Token } from './token.ts';
-import { loadConfig, ConfigError, type AppConfig, type Preset } from './config.ts';
-import type { PluginContext, PluginInstance } from './plugin.ts';
+import { token } from './token.ts';
+import { loadConfig, ConfigError, type AppConfig, type Env, type Preset } from './config.ts';
+import { depToken, isOptionalDep, resolveOptions, type Kernel, type PluginHooks, type PluginInstance } from './plugin.ts';
 import { createLogger, type Logger } from './log.ts';
+import { Scheduler, type Timers } from './scheduler.ts';
 import { Clock, systemClock } from './ports/clock.ts';
 import { Ids, defaultIds } from './ports/ids.ts';
 import { Database } from './ports/database.ts';
 import { EndpointRegistry, Endpoints } from './endpoint.ts';
 import { Http, HttpRoutes } from './http.ts';
-import { token } from './token.ts';
 import { SecretBox } from './ports/secrets.ts';
 import { createSecretBox } from './secret-box.ts';
 
 export const Config = token<AppConfig>('core.config');
-export const RootLogger = token<Logger>('core.logger');
 
-/** Ports the kernel itself provides; presets may override Clock and Ids through `overrides`. */
-const KERNEL_TOKENS: readonly Token<unknown>[] = [Config, RootLogger, Clock, Ids, Endpoints, Http, SecretBox];
+/** Ports the kernel itself binds; tests may replace Clock and Ids through `overrides`. */
+const KERNEL_TOKENS: readonly Token<unknown>[] = [Config, Clock, Ids, Endpoints, Http, SecretBox];
 
 export interface AssembleOptions {
-  env?: Record<string, string | undefined>;
+  env?: Env;
   logger?: Logger;
-  /** Values bound before any plugin registers (tests: a ManualClock, fixed ids). */
+  /** Values bound before any plugin initialises; they win over a plugin's own binding (tests: a ManualClock). */
   overrides?: ReadonlyArray<[Token<any>, unknown]>;
+  /** Timer source of the scheduler (tests: ManualTimers). */
+  timers?: Timers;
 }
 
 export interface Deployment {
   readonly config: AppConfig;
-  readonly container: DependencyContainer;
   readonly logger: Logger;
   readonly plugins: readonly string[];
+  readonly scheduler: Scheduler;
+  /** Resolve a bound port (hosts/serve.ts, tests, CLIs); throws naming the port when nothing binds it. */
   get<T>(token: Token<T>): T;
   tryGet<T>(token: Token<T>): T | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
 
-function resolveEntries(preset: Preset, config: AppConfig): PluginInstance<any>[] {
+function resolveEntries(preset: Preset, config: AppConfig, env: Env): PluginInstance<any>[] {
   const out: PluginInstance<any>[] = [];
   for (const entry of preset.plugins) {
-    const value = typeof entry === 'function' ? entry(config) : entry;
+    const value = typeof entry === 'function' ? entry({ config, env }) : entry;
     if (value === null) continue;
     if (Array.isArray(value)) out.push(...value);
     else out.push(value as PluginInstance<any>);
@@ -47,22 +50,22 @@ function resolveEntries(preset: Preset, config: AppConfig): PluginInstance<any>[
   return out;
 }
 
-/** Order plugins so every provider starts before the plugins that require it. */
+/** Providers first: a plugin initialises after every plugin whose port it declares (required or optional). */
 function order(plugins: PluginInstance<any>[], providerOf: Map<symbol, string>): PluginInstance<any>[] {
   const byName = new Map(plugins.map((p) => [p.definition.name, p]));
   const done = new Set<string>();
-  const visiting = new Set<string>();
+  const visiting: string[] = [];
   const out: PluginInstance<any>[] = [];
   const visit = (p: PluginInstance<any>) => {
     const name = p.definition.name;
     if (done.has(name)) return;
-    if (visiting.has(name)) throw new ConfigError(`Plugin dependency cycle through "${name}"`);
-    visiting.add(name);
-    for (const t of [...(p.definition.requires ?? []), ...(p.definition.optional ?? [])]) {
-      const provider = providerOf.get(t.id);
+    if (visiting.includes(name)) throw new ConfigError(`Plugin dependency cycle: ${[...visiting.slice(visiting.indexOf(name)), name].join(' -> ')}`);
+    visiting.push(name);
+    for (const dep of Object.values(p.definition.deps ?? {})) {
+      const provider = providerOf.get(depToken(dep).id);
       if (provider && provider !== name && provider !== 'kernel') visit(byName.get(provider)!);
     }
-    visiting.delete(name);
+    visiting.pop();
     done.add(name);
     out.push(p);
   };
@@ -71,20 +74,25 @@ function order(plugins: PluginInstance<any>[], providerOf: Map<symbol, string>):
 }
 
 /**
- * Build a deployment from a preset: validate config, check that every required port has exactly
- * one provider (errors name the plugins involved), register plugins into a tsyringe child container.
+ * Build a deployment from a preset: validate config and every plugin's options (with the
+ * environment), check that each required port has exactly one provider (errors name the plugins
+ * and the port), then initialise plugins in dependency order, each receiving exactly the
+ * dependencies it declared. Bound ports live in a tsyringe child container of this deployment.
  */
 export async function assemble(preset: Preset, options: AssembleOptions = {}): Promise<Deployment> {
-  const config = loadConfig(preset, options.env ?? process.env);
+  const env = options.env ?? process.env;
+  const config = loadConfig(preset, env);
   const logger = options.logger ?? createLogger(config.log.level);
-  const plugins = resolveEntries(preset, config);
-  const container = rootContainer.createChildContainer();
+  const plugins = resolveEntries(preset, config, env);
+  const container: DependencyContainer = rootContainer.createChildContainer();
+  const scheduler = new Scheduler(logger.child({ component: 'scheduler' }), options.timers);
 
   const names = new Set<string>();
   for (const p of plugins) {
     if (names.has(p.definition.name)) throw new ConfigError(`Plugin "${p.definition.name}" appears twice in preset "${preset.name}"`);
     names.add(p.definition.name);
   }
+  const pluginOptions = new Map(plugins.map((p) => [p.definition.name, resolveOptions(p, env)]));
 
   const providerOf = new Map<symbol, string>(KERNEL_TOKENS.map((t) => [t.id, 'kernel']));
   for (const p of plugins) {
@@ -96,16 +104,17 @@ export async function assemble(preset: Preset, options: AssembleOptions = {}): P
       providerOf.set(t.id, p.definition.name);
     }
   }
+  const overridden = new Set((options.overrides ?? []).map(([t]) => t.id));
   for (const p of plugins) {
-    for (const t of p.definition.requires ?? []) {
-      if (!providerOf.has(t.id)) {
+    for (const dep of Object.values(p.definition.deps ?? {})) {
+      const t = depToken(dep);
+      if (!isOptionalDep(dep) && !providerOf.has(t.id) && !overridden.has(t.id)) {
         throw new ConfigError(`Plugin "${p.definition.name}" requires port "${t.name}", which no plugin of preset "${preset.name}" provides`);
       }
     }
   }
 
   container.register(Config.id, { useValue: config });
-  container.register(RootLogger.id, { useValue: logger });
   container.register(Clock.id, { useValue: systemClock });
   container.register(Ids.id, { useValue: defaultIds });
   container.register(SecretBox.id, { useValue: createSecretBox(config.secrets.key, logger) });
@@ -113,62 +122,72 @@ export async function assemble(preset: Preset, options: AssembleOptions = {}): P
   container.register(Http.id, { useValue: new HttpRoutes() });
   for (const [t, value] of options.overrides ?? []) container.register(t.id, { useValue: value });
 
+  const isBound = (t: Token<unknown>) => container.isRegistered(t.id, false);
   const get = <T>(t: Token<T>): T => {
-    if (!container.isRegistered(t.id, true)) throw new Error(`Port "${t.name}" is not provided in this deployment`);
+    if (!isBound(t)) throw new Error(`Port "${t.name}" is not provided in this deployment`);
     return container.resolve<T>(t.id);
   };
-  const tryGet = <T>(t: Token<T>): T | undefined => (container.isRegistered(t.id, true) ? container.resolve<T>(t.id) : undefined);
+  const tryGet = <T>(t: Token<T>): T | undefined => (isBound(t) ? container.resolve<T>(t.id) : undefined);
 
   const ordered = order(plugins, providerOf);
-  const contexts = new Map<string, PluginContext<any>>();
+  const hooks = new Map<string, PluginHooks>();
   for (const p of ordered) {
     const def = p.definition;
-    const ctx: PluginContext<any> = {
+    const declared = def.deps ?? {};
+    const values: Record<string, unknown> = {};
+    for (const [key, dep] of Object.entries(declared)) values[key] = isOptionalDep(dep) ? tryGet(dep.token) : get(depToken(dep));
+    // Reading a dependency that was not declared is an assembly error, not a silent undefined.
+    const deps = new Proxy(Object.freeze(values), {
+      get(target, key) {
+        if (typeof key === 'string' && !(key in target) && key !== 'then' && key !== 'toJSON') {
+          throw new ConfigError(`Plugin "${def.name}" uses "${key}" without declaring it in deps`);
+        }
+        return Reflect.get(target, key);
+      },
+    });
+    const kernel: Kernel<unknown> = {
       name: def.name,
-      options: p.options,
+      options: pluginOptions.get(def.name),
       config,
       logger: logger.child({ plugin: def.name }),
-      container,
+      scheduler: { add: (spec) => scheduler.add({ ...spec, name: `${def.name}.${spec.name}` }) },
       provide: (t, value) => {
         if (!(def.provides ?? []).some((x) => x.id === t.id)) {
           throw new ConfigError(`Plugin "${def.name}" binds port "${t.name}" without declaring it in provides`);
         }
-        // A test override of the same port wins over the plugin's binding.
-        if (!options.overrides?.some(([o]) => o.id === t.id)) container.register(t.id, { useValue: value });
+        if (!overridden.has(t.id)) container.register(t.id, { useValue: value });
       },
-      get,
-      tryGet,
     };
-    contexts.set(def.name, ctx);
-    await def.register?.(ctx);
-  }
-  for (const p of ordered) {
-    for (const t of p.definition.provides ?? []) {
-      if (!container.isRegistered(t.id, false)) {
-        throw new ConfigError(`Plugin "${p.definition.name}" declares port "${t.name}" but did not provide it`);
-      }
+    hooks.set(def.name, (await def.init(deps as never, kernel as Kernel<never>)) ?? {});
+    for (const t of def.provides ?? []) {
+      if (!isBound(t)) throw new ConfigError(`Plugin "${def.name}" declares port "${t.name}" but did not provide it`);
     }
   }
 
-  const started: PluginInstance<any>[] = [];
+  const started: string[] = [];
   let starting: Promise<void> | null = null;
   let stopping: Promise<void> | null = null;
   const startAll = async () => {
     for (const p of ordered) {
-      const ctx = contexts.get(p.definition.name)!;
-      if (p.definition.migrations?.length) {
-        await get(Database).migrate(p.definition.name, p.definition.migrations);
-      }
-      await p.definition.start?.(ctx);
-      started.push(p);
+      if (p.definition.migrations?.length) await get(Database).migrate(p.definition.name, p.definition.migrations);
+      await hooks.get(p.definition.name)!.start?.();
+      started.push(p.definition.name);
     }
-    logger.info({ preset: preset.name, plugins: ordered.map((p) => p.definition.name) }, 'deployment started');
+    scheduler.start();
+    logger.info({ preset: preset.name, plugins: ordered.map((p) => p.definition.name), jobs: scheduler.list() }, 'deployment started');
+    const keepsSecrets = ordered.filter((p) => Object.values(p.definition.deps ?? {}).some((d) => depToken(d).id === SecretBox.id));
+    if (!config.secrets.key && keepsSecrets.length) {
+      logger.warn(
+        { plugins: keepsSecrets.map((p) => p.definition.name) },
+        'SECRETS_KEY is not set: signing keys and webhook credentials are stored unencrypted; set it (>= 32 characters) in production',
+      );
+    }
   };
 
   return {
     config,
-    container,
     logger,
+    scheduler,
     plugins: ordered.map((p) => p.definition.name),
     get,
     tryGet,
@@ -177,13 +196,15 @@ export async function assemble(preset: Preset, options: AssembleOptions = {}): P
       starting ??= startAll();
       return starting;
     },
+    /** Jobs first, then plugins in reverse start order; idempotent. */
     stop() {
       stopping ??= (async () => {
-        for (const p of [...started].reverse()) {
+        await scheduler.stop();
+        for (const name of [...started].reverse()) {
           try {
-            await p.definition.stop?.(contexts.get(p.definition.name)!);
+            await hooks.get(name)!.stop?.();
           } catch (error) {
-            logger.error({ err: error, plugin: p.definition.name }, 'plugin failed to stop cleanly');
+            logger.error({ err: error, plugin: name }, 'plugin failed to stop cleanly');
           }
         }
         started.length = 0;

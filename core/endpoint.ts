@@ -36,8 +36,8 @@ export class JsonText {
 export interface RateLimitRule {
   /** Counter name, e.g. `brands.bulk`. */
   name: string;
-  /** `ip` counts per client address; `principal` per authenticated caller. */
-  per: 'ip' | 'principal';
+  /** `ip` counts per client address; `principal` per authenticated caller; `organization` per caller's organization (all its keys and users). */
+  per: 'ip' | 'principal' | 'organization';
   limit: number;
   windowSeconds: number;
 }
@@ -60,12 +60,14 @@ export interface EndpointDefinition<Q = any, P = any, B = any> {
   /** Other documented statuses. */
   errors?: readonly number[];
   rateLimits?: readonly RateLimitRule[];
+  /** Answer with an `ETag` (a digest of the body) and 304 to a matching `If-None-Match`. */
+  etag?: boolean;
+  /** Also served as an MCP tool of this name (snake_case) by the agent-tool host; its arguments are the query, path and body fields. */
+  tool?: string;
   handler(request: EndpointRequest<Q, P, B>): Promise<unknown> | unknown;
 }
 
-export function defineEndpoint<Q = undefined, P = undefined, B = undefined>(
-  definition: EndpointDefinition<Q, P, B>,
-): EndpointDefinition<Q, P, B> {
+export function defineEndpoint<Q = undefined, P = undefined, B = undefined>(definition: EndpointDefinition<Q, P, B>): EndpointDefinition<Q, P, B> {
   return definition;
 }
 
@@ -88,7 +90,28 @@ export const Endpoints = token<EndpointRegistry>('core.endpoints');
 
 // ---- Query-string schemas ---------------------------------------------------------------
 // Query values arrive as strings (or string arrays when repeated). These helpers validate the
-// raw string first (so OpenAPI sees the real parameter) and transform afterwards.
+// raw string and transform it; each also records the JSON Schema of the value it stands for
+// (an integer with its bounds, a boolean...), which OpenAPI and MCP tool schemas show instead.
+
+const jsonSchemas = new WeakMap<object, Record<string, unknown>>();
+
+/** The JSON Schema a query helper recorded for `schema`, if any. */
+export function declaredJsonSchema(schema: object): Record<string, unknown> | undefined {
+  return jsonSchemas.get(schema);
+}
+
+function declare<S extends object>(schema: S, json: Record<string, unknown>): S {
+  jsonSchemas.set(schema, json);
+  return schema;
+}
+
+/** A JSON object with any members (never an array or null), documented as `type: object`. */
+export function anyObject(message = 'must be an object'): v.GenericSchema<Record<string, unknown>> {
+  return declare(
+    v.custom<Record<string, unknown>>((x) => !!x && typeof x === 'object' && !Array.isArray(x), message),
+    { type: 'object' },
+  );
+}
 
 /** Integer parameter within [min, max]. */
 export function qInt(min: number, max: number): v.GenericSchema<string | undefined, number | undefined>;
@@ -102,39 +125,57 @@ export function qInt(min: number, max: number, fallback?: number): v.GenericSche
     v.minValue(min, `must be an integer from ${min} to ${max}`),
     v.maxValue(max, `must be an integer from ${min} to ${max}`),
   );
-  return (fallback === undefined ? v.optional(base) : v.optional(base, String(fallback))) as v.GenericSchema<string | undefined, number | undefined>;
+  const schema = fallback === undefined ? v.optional(base) : v.optional(base, String(fallback));
+  return declare(schema, { type: 'integer', minimum: min, maximum: max, ...(fallback === undefined ? {} : { default: fallback }) }) as v.GenericSchema<
+    string | undefined,
+    number | undefined
+  >;
 }
 
 /** `true` / `false`. */
 export function qBool() {
-  return v.optional(
-    v.pipe(
-      v.picklist(['true', 'false'], 'must be true or false'),
-      v.transform((s) => s === 'true'),
+  return declare(
+    v.optional(
+      v.pipe(
+        v.picklist(['true', 'false'], 'must be true or false'),
+        v.transform((s) => s === 'true'),
+      ),
     ),
+    { type: 'boolean' },
   );
 }
 
 /** Comma-separated list: trimmed, empty items dropped, at most `max` values, each <= `maxLength`. */
 export function qCsv(max = 100, maxLength = 200) {
-  return v.optional(
+  const schema = v.optional(
     v.pipe(
       v.string(),
       v.maxLength(max * (maxLength + 1), `has too many values (at most ${max})`),
-      v.transform((s) => [...new Set(s.split(',').map((x) => x.trim()).filter(Boolean))]),
+      v.transform((s) => [
+        ...new Set(
+          s
+            .split(',')
+            .map((x) => x.trim())
+            .filter(Boolean),
+        ),
+      ]),
       v.maxLength(max, `accepts at most ${max} values`),
       v.check((xs) => xs.every((x) => x.length <= maxLength), `values must be at most ${maxLength} characters`),
     ),
   );
+  return declare(schema, { type: 'string', description: `Comma-separated list, at most ${max} values of at most ${maxLength} characters` });
 }
 
 /** Repeatable parameter (`?a=1&a=2`), always an array. */
 export function qRepeat(item: v.GenericSchema<string, string> = v.string(), max = 100) {
-  return v.optional(
-    v.pipe(
-      v.union([item, v.array(item)]),
-      v.transform((x) => (Array.isArray(x) ? x : [x])),
-      v.maxLength(max, `accepts at most ${max} values`),
+  return declare(
+    v.optional(
+      v.pipe(
+        v.union([item, v.array(item)]),
+        v.transform((x) => (Array.isArray(x) ? x : [x])),
+        v.maxLength(max, `accepts at most ${max} values`),
+      ),
     ),
+    { type: 'array', items: { type: 'string' }, maxItems: max },
   );
 }

@@ -17,9 +17,8 @@ const STATUS_BY_CODE: Record<string, number> = {
   INVALID_REQUEST: 400,
   VALIDATION_ERROR: 400,
   INVALID_FORMAT_ID: 400,
-  UNAUTHORIZED: 401,
   AUTH_REQUIRED: 401,
-  FORBIDDEN: 403,
+  PERMISSION_DENIED: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
   IDEMPOTENCY_CONFLICT: 409,
@@ -80,10 +79,7 @@ export class ProtocolError extends Error {
   }
 }
 
-export const invalid = (message: string, field?: string) =>
-  new ProtocolError('INVALID_REQUEST', message, { field });
+export const invalid = (message: string, field?: string) => new ProtocolError('INVALID_REQUEST', message, { field });
 export const notFound = (message: string) => new ProtocolError('NOT_FOUND', message);
 export const conflict = (message: string) => new ProtocolError('CONFLICT', message);
-export const forbidden = (message: string) => new ProtocolError('FORBIDDEN', message);
-export const unauthorized = (message = 'Missing or invalid credential') =>
-  new ProtocolError('UNAUTHORIZED', message);
+export const forbidden = (message: string) => new ProtocolError('PERMISSION_DENIED', message);

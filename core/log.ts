@@ -3,27 +3,30 @@ import pino, { type Logger } from 'pino';
 export type { Logger };
 
 /**
- * Log lines are joined in memory and handed to stdout in batches (every 100 ms, every 64 KB, and
- * at exit): a write per line would cost more than serving a cached request, and pino's worker
- * transports can drop the last lines at exit.
+ * Log lines are joined in memory and handed to stdout in batches (100 ms after the first pending
+ * line, at 64 KB, and at exit): a write per line would cost more than serving a cached request,
+ * and pino's worker transports can drop the last lines at exit.
  */
 let stdout: { write(line: string): void } | undefined;
 function stdoutBatcher() {
   if (!stdout) {
     const sink = Bun.stdout.writer();
     let pending = '';
+    let timer: ReturnType<typeof setTimeout> | null = null;
     const flush = () => {
+      if (timer) clearTimeout(timer);
+      timer = null;
       if (!pending) return;
       sink.write(pending);
       pending = '';
       void sink.flush();
     };
-    setInterval(flush, 100).unref();
     process.once('exit', flush);
     stdout = {
       write(line: string) {
         pending += line;
         if (pending.length >= 64 * 1024) flush();
+        else if (!timer) (timer = setTimeout(flush, 100)).unref();
       },
     };
   }

@@ -54,19 +54,16 @@ export interface SqlTag {
   empty: SqlFragment;
 }
 
-export const sql: SqlTag = Object.assign(
-  (strings: TemplateStringsArray, ...values: unknown[]) => new SqlFragment(strings, values),
-  {
-    join(parts: readonly SqlFragment[], separator = ', '): SqlFragment {
-      if (parts.length === 0) return new SqlFragment([''], []);
-      const strings = [''];
-      for (let i = 1; i < parts.length; i++) strings.push(separator);
-      strings.push('');
-      return new SqlFragment(strings, parts);
-    },
-    raw(text: string): SqlFragment {
-      return new SqlFragment(['', ''], [new RawSql(text)]);
-    },
-    empty: new SqlFragment([''], []),
+export const sql: SqlTag = Object.assign((strings: TemplateStringsArray, ...values: unknown[]) => new SqlFragment(strings, values), {
+  join(parts: readonly SqlFragment[], separator = ', '): SqlFragment {
+    if (parts.length === 0) return new SqlFragment([''], []);
+    const strings = [''];
+    for (let i = 1; i < parts.length; i++) strings.push(separator);
+    strings.push('');
+    return new SqlFragment(strings, parts);
   },
-);
+  raw(text: string): SqlFragment {
+    return new SqlFragment(['', ''], [new RawSql(text)]);
+  },
+  empty: new SqlFragment([''], []),
+});

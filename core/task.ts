@@ -1,14 +1,21 @@
 import type { Queryable } from './ports/database.ts';
-import * as v from 'valibot';
+import type * as v from 'valibot';
 import { token } from './token.ts';
 import type { Principal } from './ports/auth.ts';
 import type { Logger } from './log.ts';
 import type { ClockPort } from './ports/clock.ts';
 import type { IdsPort } from './ports/ids.ts';
-import type { TaskProgress, TaskStatus } from './ports/tasks.ts';
+import type { TaskProgress } from './ports/tasks.ts';
+import type { IssueCode } from './validation.ts';
 
 /** JSON object as tasks exchange it. */
 export type Json = Record<string, unknown>;
+
+/** The `context` member of raw task arguments when it is an object (echoed even by failures of validation). */
+export function requestContext(args: unknown): Json | undefined {
+  const context = args && typeof args === 'object' && !Array.isArray(args) ? (args as Json).context : undefined;
+  return context && typeof context === 'object' && !Array.isArray(context) ? (context as Json) : undefined;
+}
 
 /**
  * Asks the runtime to continue a call asynchronously. The call answers now with `status`
@@ -72,6 +79,8 @@ export interface TaskContext<I> {
   context: Json | undefined;
   /** The deployment's protocol namespace (`proto`, `adcp`). */
   namespace: string;
+  /** Protocol groups served where the call arrived (a path-routed mount); undefined when the mount serves all. */
+  protocols?: readonly string[];
   task: TaskHandle;
 }
 
@@ -89,8 +98,11 @@ export interface ResumeContext {
   reschedule(options: Omit<Reschedule, 'kind'>): Reschedule;
 }
 
-/** Error body convention: `default` `{code, message}`; `signals` adds `{errors:[{code,message,field,suggestion}]}`. */
-export type ErrorShape = 'default' | 'signals';
+/**
+ * Error body convention: `default` `{code, message}`; `signals` adds `{errors:[{code,message,field,suggestion}]}`;
+ * `creative` adds `{error: {code, message}}` (agent-protocol "Errors", creative row).
+ */
+export type ErrorShape = 'default' | 'signals' | 'creative';
 
 export interface TaskDefinition<I = any, O extends Json = Json> {
   /** Wire name; a function receives `protocol.namespace` (e.g. `get_${ns}_capabilities`). */
@@ -100,11 +112,24 @@ export interface TaskDefinition<I = any, O extends Json = Json> {
   protocol: string;
   /** Valibot schema of the task's own fields; envelope fields (context, push config, key) are handled by the runtime. */
   input: v.GenericSchema<unknown, I>;
+  /**
+   * The AdCP request schema this task implements (`signals/get-signals-request.json`), vendored in
+   * lib/adcp/schemas: in the `adcp` namespace it is the published input schema, so `input` must
+   * accept (and keep) every field it allows.
+   */
+  requestSchema?: string;
   /** Mutating tasks require `idempotency_key` and are replay-protected. */
   mutating?: boolean;
   /** `optional` lets anonymous callers in (capabilities); default `required`. */
   auth?: 'required' | 'optional';
   errorShape?: ErrorShape;
+  /**
+   * Members every failure body of this task also carries, so failures validate against the task's
+   * response schema (AdCP 3.0.6 requires `signals` even in a failed `get_signals` answer).
+   */
+  failureBody?: Json;
+  /** Code of an input that fails validation (default INVALID_REQUEST): e.g. INVALID_FORMAT_ID for a bare-string format id. */
+  inputIssueCode?: IssueCode;
   /** Task type reported by status polling and webhooks (defaults to the name). */
   taskType?: string;
   /** Return the body (without `status`), or `ctx.task.defer(...)`; raise ProtocolError on failure. */

@@ -2,6 +2,8 @@ import { Elysia } from 'elysia';
 import type { Deployment } from '../core/deployment.ts';
 import { Http, type HttpRoute } from '../core/http.ts';
 import { Ids } from '../core/ports/ids.ts';
+import { DatabaseUnavailableError } from '../core/ports/database.ts';
+import { ProtocolError } from '../core/errors.ts';
 import { accessLogger } from './access-log.ts';
 
 /** `/api/brands/{domain}/rollback` -> `/api/brands/:domain/rollback` (Elysia's syntax). */
@@ -15,6 +17,37 @@ const DRAIN_MS = 10_000;
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+}
+
+/** Whether a route path (`/a/{x}/b`) matches a request path. */
+function pathMatches(route: string, path: string): boolean {
+  const want = route.split('/');
+  const have = path.split('/');
+  return want.length === have.length && want.every((seg, i) => (seg.startsWith('{') && seg.endsWith('}') ? have[i] !== '' : seg === have[i]));
+}
+
+/**
+ * The answer for a request no route took: 405 with `Allow` when the path exists under other
+ * methods, 501 for a method no route implements, else 404. (Methods outside Bun's list never
+ * reach the app: Bun closes those connections itself.)
+ */
+function unrouted(routes: readonly HttpRoute[], method: string, path: string): Response {
+  const methods = new Set(routes.map((r) => r.method));
+  if (!methods.has(method as HttpRoute['method']) && !methods.has('ALL') && method !== 'HEAD') {
+    return json(501, { error: 'not_implemented', message: `Method ${method} is not implemented` });
+  }
+  const allow = [...new Set(routes.filter((r) => pathMatches(r.path, path)).map((r) => r.method))];
+  if (allow.length) return json(405, { error: 'method_not_allowed', message: `${method} is not allowed on ${path}` }, { allow: allow.join(', ') });
+  return json(404, { error: 'not_found', message: `No route for ${method} ${path}` });
+}
+
+/** A failure the client caused or a dependency's outage, answered without logging a server error. */
+function expectedFailure(error: unknown): Response | null {
+  if (error instanceof DatabaseUnavailableError) {
+    return json(503, { error: 'service_unavailable', message: 'The database is unavailable; retry later' }, { 'retry-after': String(error.retryAfter) });
+  }
+  if (error instanceof ProtocolError && error.status < 500) return json(error.status, { error: error.code.toLowerCase(), message: error.message });
+  return null;
 }
 
 export interface RunningServer {
@@ -65,8 +98,14 @@ export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any
         };
         response = await route.handle(request, context);
       } catch (error) {
-        log.error({ err: error, requestId }, 'unhandled error');
-        response = json(500, { error: 'internal_error', message: `Unexpected error (request ${requestId})` });
+        const expected = expectedFailure(error);
+        if (expected) {
+          if (expected.status >= 500) log.warn({ err: (error as Error).message, requestId }, 'dependency unavailable');
+          response = expected;
+        } else {
+          log.error({ err: error, requestId }, 'unhandled error');
+          response = json(500, { error: 'internal_error', message: `Unexpected error (request ${requestId})` });
+        }
       }
     }
     response.headers.set('x-request-id', requestId);
@@ -94,7 +133,7 @@ export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any
     const requestId = nextRequestId();
     const path = new URL(request.url).pathname;
     let response: Response;
-    if (code === 'NOT_FOUND') response = json(404, { error: 'not_found', message: `No route for ${request.method} ${path}` });
+    if (code === 'NOT_FOUND') response = unrouted(routes, request.method, path);
     else if (code === 'PARSE') response = json(400, { error: 'invalid_request', message: 'Malformed request' });
     else {
       log.error({ code, requestId }, 'framework error');

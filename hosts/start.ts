@@ -4,19 +4,31 @@
  * on SIGTERM/SIGINT (stop accepting, finish in-flight requests, stop plugins, close pools).
  */
 import 'reflect-metadata';
-import { resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { assemble } from '../core/deployment.ts';
 import { ConfigError, type Preset } from '../core/config.ts';
 import { serve } from './serve.ts';
 
+const CONFIG_DIR = resolve(import.meta.dir, '../config');
+
+/** The preset files shipped in config/ (those default-exporting definePreset). */
+function presetFiles(): string[] {
+  return readdirSync(CONFIG_DIR)
+    .filter((f) => f.endsWith('.ts') && /export default definePreset\(/.test(readFileSync(join(CONFIG_DIR, f), 'utf8')))
+    .map((f) => relative(process.cwd(), join(CONFIG_DIR, f)))
+    .sort();
+}
+
 const presetPath = resolve(process.argv[2] ?? 'config/registry.ts');
 
 try {
+  if (!existsSync(presetPath)) throw new ConfigError(`no preset at ${process.argv[2]}; the presets are: ${presetFiles().join(', ')}`);
   const preset: Preset = (await import(presetPath)).default;
-  if (!preset?.plugins) throw new ConfigError(`${presetPath} has no default-exported preset`);
+  if (!preset?.plugins) throw new ConfigError(`${presetPath} has no default-exported preset; the presets are: ${presetFiles().join(', ')}`);
   const deployment = await assemble(preset);
   const server = await serve(deployment);
-  deployment.logger.info({ url: server.url.href, preset: preset.name, storage: deployment.config.database.url ? 'postgres' : 'pglite' }, 'listening');
+  deployment.logger.info({ url: server.url.href, preset: preset.name, plugins: deployment.plugins.length }, 'listening');
   let signals = 0;
   const shutdown = async (signal: string) => {
     if (++signals > 1) process.exit(1);

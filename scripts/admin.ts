@@ -7,31 +7,66 @@
  *   bun run admin create-key <org name or id> [--name <label>] [--user <user name>]
  *   bun run admin list-keys <org name or id>
  *   bun run admin revoke-key <key id>
+ *   bun run admin create-user <org name or id> <login> [--name <display name>]   (password: ADMIN_PASSWORD or stdin)
+ *   bun run admin set-password <login or user id>                               (password: ADMIN_PASSWORD or stdin)
+ *   bun run admin link-identity <user id> --issuer <url> --subject <sub>         (external OpenID Connect sign-in)
+ *   bun run admin rotate-oauth-key                                               (new signing key for the built-in authorization server)
  */
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { assemble } from '../core/deployment.ts';
-import { definePreset } from '../core/config.ts';
+import { ConfigError, definePreset } from '../core/config.ts';
 import { sql } from '../core/sql.ts';
 import { Database } from '../core/ports/database.ts';
-import { storageFor } from '../config/storage.ts';
+import { storage } from '../config/storage.ts';
 import auth from '../plugins/auth/index.ts';
-import { createApiKey, createOrganization, createUser, findOrganization, revokeApiKey } from '../plugins/auth/store.ts';
+import oauth, { setPassword } from '../plugins/oauth/index.ts';
+import { createApiKey, createOrganization, createUser, findOrganization, findUser, linkIdentity, revokeApiKey } from '../plugins/auth/store.ts';
+import { createKeyStore } from '../plugins/oauth/keys.ts';
+import { Clock } from '../core/ports/clock.ts';
+import { SecretBox } from '../core/ports/secrets.ts';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: { tier: { type: 'string', default: 'member' }, name: { type: 'string', default: 'cli' }, user: { type: 'string' } },
+  options: {
+    tier: { type: 'string', default: 'member' },
+    name: { type: 'string' },
+    user: { type: 'string' },
+    issuer: { type: 'string' },
+    subject: { type: 'string' },
+  },
 });
-const [command, arg] = positionals;
-const usage = 'usage: bun run admin create-org <name> [--tier member] | create-key <org> [--name label] [--user name] | list-keys <org> | revoke-key <id>';
+const [command, argument, arg2] = positionals;
+const arg = argument ?? '';
+const usage =
+  'usage: bun run admin create-org <name> [--tier member] | create-key <org> [--name label] [--user name] | list-keys <org> | revoke-key <id>\n' +
+  '       | create-user <org> <login> [--name display] | set-password <login or id> | link-identity <user id> --issuer <url> --subject <sub> | rotate-oauth-key';
 
-if (!command || !arg) {
+/** A password from ADMIN_PASSWORD, else the first line of standard input (never from the command line). */
+async function readPassword(): Promise<string> {
+  const fromEnv = process.env.ADMIN_PASSWORD;
+  const text = fromEnv ?? (await new Response(Bun.stdin.stream()).text()).split(/\r?\n/)[0]!;
+  if (text.length < 10) throw new Error('the password must be at least 10 characters (ADMIN_PASSWORD or standard input)');
+  return text;
+}
+
+if (!command || (!argument && command !== 'rotate-oauth-key')) {
   console.error(usage);
   process.exit(2);
 }
 
-const deployment = await assemble(definePreset({ name: 'admin', log: { level: 'warn' }, plugins: [storageFor, auth()] }), { env: { LOG_LEVEL: 'warn', ...process.env } });
-await deployment.start();
+const deployment = await assemble(definePreset({ name: 'admin', log: { level: 'warn' }, plugins: [storage, auth(), oauth()] }), {
+  env: { ...process.env, LOG_LEVEL: 'error' },
+});
+try {
+  await deployment.start();
+} catch (error) {
+  // A running embedded server holds the PGlite directory: the message says what to do.
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(`error: ${error.message}`);
+  await deployment.stop();
+  process.exit(1);
+}
 const db = deployment.get(Database);
 let code = 0;
 try {
@@ -47,7 +82,7 @@ try {
       const org = await findOrganization(db, arg);
       if (!org) throw new Error(`no organization "${arg}" (create it with create-org)`);
       const user = values.user ? await createUser(db, { orgId: org.id, name: values.user }) : undefined;
-      const key = await createApiKey(db, { orgId: org.id, name: values.name!, userId: user?.id, namespace: deployment.config.protocol.namespace });
+      const key = await createApiKey(db, { orgId: org.id, name: values.name ?? 'cli', userId: user?.id, namespace: deployment.config.protocol.namespace });
       console.log(JSON.stringify({ id: key.id, organization: org.name, tier: org.tier, key: key.key }));
       console.error('Store this key now: only its hash is kept.');
       break;
@@ -55,12 +90,47 @@ try {
     case 'list-keys': {
       const org = await findOrganization(db, arg);
       if (!org) throw new Error(`no organization "${arg}"`);
-      const rows = await db.query(sql`SELECT id::text, name, prefix, created_at, last_used_at, revoked_at FROM api_keys WHERE org_id = ${org.id}::uuid ORDER BY created_at`);
+      const rows = await db.query(
+        sql`SELECT id::text, name, prefix, created_at, last_used_at, revoked_at FROM api_keys WHERE org_id = ${org.id}::uuid ORDER BY created_at`,
+      );
       console.log(JSON.stringify(rows, null, 2));
       break;
     }
     case 'revoke-key': {
       console.log((await revokeApiKey(db, arg)) ? `revoked ${arg}` : `no active key ${arg}`);
+      break;
+    }
+    case 'create-user': {
+      const org = await findOrganization(db, arg);
+      if (!org) throw new Error(`no organization "${arg}" (create it with create-org)`);
+      if (!arg2) throw new Error('create-user needs a login');
+      const password = await readPassword();
+      const user = await createUser(db, { orgId: org.id, name: values.name ?? arg2 });
+      await setPassword(db, { userId: user.id, login: arg2, password, now: new Date() });
+      console.log(JSON.stringify({ id: user.id, login: arg2, organization: org.name, tier: org.tier }));
+      break;
+    }
+    case 'set-password': {
+      const [row] = await db.query<{ user_id: string; login: string }>(
+        sql`SELECT user_id::text, login FROM oauth_passwords WHERE lower(login) = lower(${arg}::text) OR user_id::text = ${arg}::text`,
+      );
+      const user = row ? { id: row.user_id, login: row.login } : await findUser(db, arg).then((u) => u && { id: u.id, login: u.name });
+      if (!user) throw new Error(`no user "${arg}"`);
+      await setPassword(db, { userId: user.id, login: user.login, password: await readPassword(), now: new Date() });
+      console.log(`password set for ${user.login}`);
+      break;
+    }
+    case 'link-identity': {
+      if (!values.issuer || !values.subject) throw new Error('link-identity needs --issuer and --subject');
+      const user = await findUser(db, arg);
+      if (!user) throw new Error(`no user "${arg}"`);
+      await linkIdentity(db, { issuer: values.issuer.replace(/\/+$/, ''), subject: values.subject, userId: user.id });
+      console.log(`linked ${values.issuer} ${values.subject} to ${user.name}`);
+      break;
+    }
+    case 'rotate-oauth-key': {
+      const kid = await createKeyStore(db, deployment.get(SecretBox), deployment.get(Clock)).rotate();
+      console.log(JSON.stringify({ kid }));
       break;
     }
     default:

@@ -11,8 +11,8 @@ import { assemble } from '../core/deployment.ts';
 import type { Preset } from '../core/config.ts';
 import { sql } from '../core/sql.ts';
 import { Database } from '../core/ports/database.ts';
-import { normalizeDomainInput } from '../plugins/crawler-http/hostnames.ts';
-import registryCrawl, { enqueueCrawl, runCrawlBatch, workerDeps } from '../plugins/registry-crawl/index.ts';
+import { tryNormalizeDomain } from '../lib/domain.ts';
+import { enqueueCrawl, runCrawlBatch, workerDeps } from '../plugins/registry-crawl/index.ts';
 
 const args = process.argv.slice(2);
 let concurrency = 4;
@@ -32,7 +32,7 @@ if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
   console.error('--concurrency must be an integer from 1 to 64');
   process.exit(2);
 }
-const domains = [...new Set(inputs.filter(Boolean).map((d) => normalizeDomainInput(d) ?? `!${d}`))];
+const domains = [...new Set(inputs.filter(Boolean).map((d) => tryNormalizeDomain(d) ?? `!${d}`))];
 const bad = domains.filter((d) => d.startsWith('!'));
 if (bad.length) {
   console.error(`not domain names: ${bad.map((d) => d.slice(1)).join(', ')}`);
@@ -49,7 +49,7 @@ const deployment = await assemble(preset, { env: { ...process.env, LOG_LEVEL: pr
 await deployment.start();
 const db = deployment.get(Database);
 // Batch crawls retry less patiently than the background pipeline: 2 attempts, 5 s apart.
-const base = workerDeps(deployment, registryCrawl().options);
+const base = workerDeps(deployment);
 const deps = { ...base, settings: { ...base.settings, maxAttempts: 2, backoffMs: 5000 } };
 
 const jobIds = new Map<string, string>();
@@ -70,9 +70,18 @@ const workers = Array.from({ length: concurrency }, (_, i) =>
   (async () => {
     while (!stop) {
       // Only publisher jobs: agent capability refreshes are left to the running instances.
-      const n = await runCrawlBatch(deps, `cli:${process.pid}:${i}`, 1, (domain, outcome) => {
-        if (!tty) console.log(`${domain}: ${outcome instanceof Error ? `error ${outcome.message}` : 'adagents' in outcome ? `adagents ${outcome.adagents}, ${outcome.events} events` : outcome.status}`);
-      }, ['publisher']);
+      const n = await runCrawlBatch(
+        deps,
+        `cli:${process.pid}:${i}`,
+        1,
+        (domain, outcome) => {
+          if (!tty)
+            console.log(
+              `${domain}: ${outcome instanceof Error ? `error ${outcome.message}` : 'adagents' in outcome ? `adagents ${outcome.adagents}, ${outcome.events} events` : outcome.status}`,
+            );
+        },
+        ['publisher'],
+      );
       if (n === 0) await Bun.sleep(200);
     }
   })(),
@@ -95,7 +104,9 @@ for (const r of rows.sort((x, y) => x.domain.localeCompare(y.domain))) {
   if (r.status === 'failed') console.log(`${r.domain.padEnd(40)} FAILED  ${r.last_error ?? ''}`);
   else {
     const c = r.result?.changes ?? {};
-    console.log(`${r.domain.padEnd(40)} adagents ${String(r.result?.adagents).padEnd(8)} brand.json ${String(r.result?.brand_json).padEnd(11)} +${c.properties_created ?? 0} props, ${c.properties_stale ?? 0} stale, ${r.result?.events ?? 0} events`);
+    console.log(
+      `${r.domain.padEnd(40)} adagents ${String(r.result?.adagents).padEnd(8)} brand.json ${String(r.result?.brand_json).padEnd(11)} +${c.properties_created ?? 0} props, ${c.properties_stale ?? 0} stale, ${r.result?.events ?? 0} events`,
+    );
   }
 }
 await deployment.stop();

@@ -10,9 +10,11 @@ import 'reflect-metadata';
 import { assemble } from '../core/deployment.ts';
 import { definePreset } from '../core/config.ts';
 import { Database } from '../core/ports/database.ts';
-import { storageFor } from '../config/storage.ts';
+import { storage } from '../config/storage.ts';
 import registryFeed from '../plugins/registry-feed/index.ts';
-import registryMirror, { FeedFollower } from '../plugins/registry-mirror/index.ts';
+import * as v from 'valibot';
+import registryMirror, { FeedFollower, mirrorOptions as mirrorSchema } from '../plugins/registry-mirror/index.ts';
+import { EventLog } from '../core/ports/events.ts';
 import auth from '../plugins/auth/index.ts';
 import restHost from '../hosts/rest/index.ts';
 import { serve } from '../hosts/serve.ts';
@@ -40,13 +42,13 @@ const mirrorOptions = {
 
 const preset = definePreset({
   name: 'mirror',
-  plugins: [storageFor, registryFeed(), registryMirror(mirrorOptions), ...(port ? [auth(), restHost({ title: 'Registry mirror' })] : [])],
+  plugins: [storage, registryFeed(), registryMirror(mirrorOptions), ...(port ? [auth(), restHost({ title: 'Registry mirror' })] : [])],
 });
 const deployment = await assemble(preset);
 await deployment.start();
 
 if (once) {
-  const follower = new FeedFollower(deployment.get(Database), registryMirror(mirrorOptions).options, deployment.logger);
+  const follower = new FeedFollower(deployment.get(Database), deployment.get(EventLog), v.parse(mirrorSchema, mirrorOptions), deployment.logger);
   const received = await follower.catchUp();
   console.log(`mirror: caught up with ${follower.source} (${received} events received, cursor ${await follower.cursor()})`);
   await deployment.stop();

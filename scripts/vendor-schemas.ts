@@ -1,19 +1,48 @@
 #!/usr/bin/env bun
 /**
- * Copy the JSON schemas the registry validates with (adagents.json, brand.json and every schema
- * they reference) from the published reference set into plugins/registry-agents/schemas, keeping
- * the validation rules and dropping the prose (titles, descriptions, examples).
+ * Copy the published AdCP JSON schemas a deployment needs at run time into the repository, keeping
+ * the validation rules and dropping the prose (titles, descriptions, examples), so nothing reads
+ * ../shared at run time:
  *
- *   bun scripts/vendor-schemas.ts [reference dir]   (default ../shared/reference/schemas/3.1.19)
+ * - lib/registry-documents/schemas/3.1.19: adagents.json, brand.json and every schema they
+ *   reference, file for file (the registry validates documents with them);
+ * - lib/adcp/schemas/3.1.19: the task request schemas tools publish as their input schema,
+ *   each dereferenced into one self-contained file (clients do not resolve remote $refs);
+ * - lib/adcp/schemas/error-codes.json: the standard error codes of 3.0.6 and 3.1.19.
+ *
+ *   bun scripts/vendor-schemas.ts [reference dir]   (default ../shared/reference/schemas)
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 const VERSION = '3.1.19';
-const source = resolve(process.argv[2] ?? join(import.meta.dir, `../../shared/reference/schemas/${VERSION}`));
-const target = join(import.meta.dir, '../plugins/registry-agents/schemas', VERSION);
-const ROOTS = ['adagents.json', 'brand.json'];
-const PROSE = new Set(['title', 'description', 'examples', '$comment', 'enumDescriptions', 'markdownDescription']);
+const VERSIONS = ['3.0.6', '3.1.19'] as const;
+const reference = resolve(process.argv[2] ?? join(import.meta.dir, '../../shared/reference/schemas'));
+const source = join(reference, VERSION);
+const PROSE = new Set(['title', 'description', 'examples', '$comment', 'enumDescriptions', 'enumMetadata', 'markdownDescription', 'notes']);
+/** Request schemas published as tool input schemas (TaskDefinition.requestSchema names them). */
+const REQUESTS = [
+  'signals/get-signals-request.json',
+  'signals/activate-signal-request.json',
+  'protocol/get-adcp-capabilities-request.json',
+  'protocol/get-task-status-request.json',
+  'media-buy/sync-audiences-request.json',
+  'media-buy/sync-event-sources-request.json',
+  'media-buy/log-event-request.json',
+  'media-buy/provide-performance-feedback-request.json',
+  'media-buy/sync-catalogs-request.json',
+  'governance/sync-plans-request.json',
+  'governance/check-governance-request.json',
+  'governance/report-plan-outcome-request.json',
+  'governance/get-plan-audit-logs-request.json',
+  'brand/get-brand-identity-request.json',
+];
+
+const read = (dir: string, rel: string) => JSON.parse(readFileSync(join(dir, rel), 'utf8'));
+const write = (file: string, value: unknown) => {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(value, null, 1)}\n`);
+};
 
 /** Drop prose keys, except where they are property names inside `properties`. */
 function strip(node: unknown, underProperties = false): unknown {
@@ -21,35 +50,86 @@ function strip(node: unknown, underProperties = false): unknown {
   if (!node || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node)) {
-    if (!underProperties && PROSE.has(key) && (typeof value === 'string' || Array.isArray(value) || key === 'enumDescriptions')) continue;
+    if (!underProperties && PROSE.has(key) && (typeof value === 'string' || Array.isArray(value) || typeof value === 'object')) continue;
     out[key] = strip(value, key === 'properties' || key === 'definitions' || key === '$defs' || key === 'patternProperties');
   }
   return out;
 }
 
+const relOf = (ref: string) => ref.slice(`/schemas/${VERSION}/`.length).split('#')[0]!;
+
 function refsOf(node: unknown, out: Set<string>): void {
-  if (Array.isArray(node)) node.forEach((n) => refsOf(n, out));
-  else if (node && typeof node === 'object') {
+  if (Array.isArray(node)) {
+    for (const n of node) refsOf(n, out);
+  } else if (node && typeof node === 'object') {
     for (const [key, value] of Object.entries(node)) {
-      if (key === '$ref' && typeof value === 'string' && value.startsWith(`/schemas/${VERSION}/`)) out.add(value.slice(`/schemas/${VERSION}/`.length).split('#')[0]!);
+      if (key === '$ref' && typeof value === 'string' && value.startsWith(`/schemas/${VERSION}/`)) out.add(relOf(value));
       else refsOf(value, out);
     }
   }
 }
 
-rmSync(target, { recursive: true, force: true });
-const queue = [...ROOTS];
+/** The node a local JSON pointer (`#/$defs/x`) names inside `root`. */
+function pointer(root: unknown, ref: string): unknown {
+  let node: any = root;
+  for (const part of ref.slice(2).split('/')) node = node?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  if (node === undefined) throw new Error(`unresolved local $ref ${ref}`);
+  return node;
+}
+
+/**
+ * Inline every `$ref` (the request schemas reference no schema recursively; a cycle is an error),
+ * remote ones (`/schemas/3.1.19/...`) and local ones (`#/...`, within the file that holds them),
+ * and drop what only matters to generators: `$id`/`$schema` of inlined parts, `x-*` annotations
+ * and OpenAPI's `discriminator`.
+ */
+function dereference(node: unknown, root: unknown, stack: readonly string[] = []): unknown {
+  if (Array.isArray(node)) return node.map((n) => dereference(n, root, stack));
+  if (!node || typeof node !== 'object') return node;
+  const obj = node as Record<string, unknown>;
+  if (typeof obj.$ref === 'string') {
+    const local = obj.$ref.startsWith('#/');
+    const key = local ? `${stack[stack.length - 1] ?? ''}${obj.$ref}` : relOf(obj.$ref);
+    if (stack.includes(key)) throw new Error(`recursive $ref ${[...stack, key].join(' -> ')}`);
+    const { $ref: _ref, ...siblings } = obj;
+    const file = local ? root : read(source, key);
+    const target = dereference(local ? pointer(root, obj.$ref) : file, file, [...stack, key]) as Record<string, unknown>;
+    // Siblings of $ref (draft-07 ignores them for validation) keep only non-prose meaning: merge them.
+    return Object.keys(siblings).length ? { allOf: [target], ...(dereference(siblings, root, stack) as object) } : target;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(obj)) {
+    if (key === '$id' || key === '$schema' || key === 'discriminator' || key === '$defs' || key === 'definitions' || key.startsWith('x-')) continue;
+    out[key] = dereference(value, root, stack);
+  }
+  return out;
+}
+
+// Registry documents, file for file.
+const registryTarget = join(import.meta.dir, '../lib/registry-documents/schemas', VERSION);
+rmSync(registryTarget, { recursive: true, force: true });
+const queue = ['adagents.json', 'brand.json'];
 const seen = new Set<string>();
 while (queue.length) {
   const rel = queue.shift()!;
   if (seen.has(rel)) continue;
   seen.add(rel);
-  const schema = JSON.parse(readFileSync(join(source, rel), 'utf8'));
+  const schema = read(source, rel);
   const refs = new Set<string>();
   refsOf(schema, refs);
   queue.push(...refs);
-  const file = join(target, rel);
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(strip(schema), null, 1)}\n`);
+  write(join(registryTarget, rel), strip(schema));
 }
-console.log(`vendored ${seen.size} schemas into ${target}`);
+console.log(`vendored ${seen.size} registry document schemas into ${registryTarget}`);
+
+// Task request schemas, dereferenced.
+const adcpTarget = join(import.meta.dir, '../lib/adcp/schemas');
+rmSync(adcpTarget, { recursive: true, force: true });
+for (const rel of REQUESTS) {
+  const file = read(source, rel);
+  const schema = strip(dereference(file, file, [rel])) as Record<string, unknown>;
+  write(join(adcpTarget, VERSION, rel), { $schema: 'http://json-schema.org/draft-07/schema#', ...schema });
+}
+const codes = Object.fromEntries(VERSIONS.map((v) => [v, read(join(reference, v), 'enums/error-code.json').enum as string[]]));
+write(join(adcpTarget, 'error-codes.json'), codes);
+console.log(`vendored ${REQUESTS.length} request schemas and the error codes of ${VERSIONS.join(', ')} into ${adcpTarget}`);

@@ -1,6 +1,10 @@
 import { token } from '../token.ts';
 
-/** Injected time, so tests can move it. */
+/**
+ * Injected time, so tests can move it. Contract (test/contract/clock.contract.ts): `now()` returns
+ * a new Date on every call (callers may keep or mutate it without moving the clock).
+ * `systemClock` is wall time; a ManualClock moves only through `set` and `advance`.
+ */
 export interface ClockPort {
   now(): Date;
 }

@@ -42,3 +42,17 @@ export interface DatabasePort extends Queryable {
 }
 
 export const Database = token<DatabasePort>('core.database');
+
+/**
+ * The database cannot be reached or did not answer in time (refused, reset, connect or statement
+ * timeout). Adapters raise it so hosts answer 503 with Retry-After instead of 500; the pool
+ * reconnects by itself when the database is back.
+ */
+export class DatabaseUnavailableError extends Error {
+  override readonly name = 'DatabaseUnavailableError';
+  /** Seconds a client should wait before retrying. */
+  readonly retryAfter = 5;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}

@@ -18,8 +18,10 @@ export interface PropertyMatch {
 }
 
 /**
- * Case-insensitive substring search over one plugin's entries, for `GET /api/search`. `term` is
- * lower-case and literal (no wildcards); results are ordered and at most `limit`.
+ * Case-insensitive substring search over one plugin's entries (their names, and what else the
+ * plugin indexes), for `GET /api/search`. `term` is lower-case and literal (`%` and `_` are
+ * characters, not wildcards). At most `limit` results, in a stable order: a smaller limit answers
+ * a prefix of a larger one. Contract: test/contract/directory.contract.ts.
  */
 export interface DirectoryPort<T> {
   search(term: string, limit: number): Promise<T[]>;

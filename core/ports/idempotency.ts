@@ -1,5 +1,6 @@
 import { token } from '../token.ts';
 import type { Json } from '../task.ts';
+import type { Queryable } from './database.ts';
 
 /** `idempotency_key` syntax (SUPPLEMENT "Tasks"). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9_.:-]{16,255}$/;
@@ -21,14 +22,18 @@ export interface IdempotencyClaim {
  * Principal-scoped idempotency records in the database (shared by every instance).
  * `begin` claims `(principal, key)` with INSERT ... ON CONFLICT, so exactly one concurrent caller
  * executes; the others wait for its stored response (then replay) or get IDEMPOTENCY_IN_FLIGHT.
- * Raises ProtocolError IDEMPOTENCY_CONFLICT (same key, other payload hash) and
- * IDEMPOTENCY_EXPIRED (older than `replayTtlSeconds`, measured with the Clock port).
+ * Raises ProtocolError IDEMPOTENCY_CONFLICT (same key, other payload hash or task name, in flight
+ * or completed) and IDEMPOTENCY_EXPIRED (once `replayTtlSeconds` have passed since the key's first
+ * use, measured with the Clock port). A claim not completed within the implementation's lease is
+ * considered abandoned: the next caller takes it over with a new claim id.
+ * Contract: test/contract/idempotency.contract.ts.
  */
 export interface IdempotencyPort {
   readonly replayTtlSeconds: number;
   begin(principalId: string, key: string, taskName: string, payloadHash: string): Promise<IdempotencyBegin>;
-  complete(claim: IdempotencyClaim, response: Json): Promise<void>;
-  /** Forget a claim whose execution failed, so a retry executes again. */
+  /** Store the response for replays; with `tx`, it commits with the caller's other writes (a task record). */
+  complete(claim: IdempotencyClaim, response: Json, tx?: Queryable): Promise<void>;
+  /** Forget a claim whose execution failed, so a retry executes again (no effect once completed). */
   release(claim: IdempotencyClaim): Promise<void>;
 }
 

@@ -1,7 +1,10 @@
 import { v7 } from 'uuid';
 import { token } from '../token.ts';
 
-/** Id generation. `uuid7()` is monotonic within a process, even within one millisecond. */
+/**
+ * Id generation: lower-case RFC 9562 UUIDs. `uuid7()` is strictly increasing within a process, even
+ * within one millisecond. Contract: test/contract/ids.contract.ts.
+ */
 export interface IdsPort {
   uuid7(): string;
   uuid4(): string;

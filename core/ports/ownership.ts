@@ -13,15 +13,18 @@ export type OwnershipAction = 'create' | 'revise' | 'rollback';
 export interface OwnershipPort {
   /**
    * Throws 403 `ownership_proof_required` unless the caller's organization holds a proof of
-   * control of `domain` younger than the re-proof window (creation, revision and rollback alike).
-   * Admins moderate without proof.
+   * control of exactly `domain` at most the re-proof window old (Clock port), for creation,
+   * revision and rollback alike. Another organization's proof never counts. Admins moderate
+   * without proof.
    */
   assertProven(tx: Queryable, principal: Principal, domain: string, action: OwnershipAction): Promise<void>;
   /**
    * Before a new entry is created: throws 409 `confusable_domain` when `domain` looks like (has the
    * confusable skeleton of) another registered domain or an operator-protected one. `registered`
    * lists the other domains of the registry with a given skeleton; it is called after the port has
-   * serialized look-alike creations, so two look-alikes saved at once cannot both pass.
+   * serialized look-alike creations, so two look-alikes saved at once cannot both pass. The
+   * protected domain itself is not refused; admins may create look-alikes.
+   * Contract: test/contract/ownership.contract.ts.
    */
   assertDistinct(tx: Queryable, principal: Principal, domain: string, registered: (skeleton: string) => Promise<string[]>): Promise<void>;
 }

@@ -63,7 +63,7 @@ export interface AgentSearchPage {
 
 /**
  * Agent inventory search. Adapters: search-postgres (default; also on PGlite) and
- * search-meilisearch. Contract (test/contract/search.contract.test.ts):
+ * search-meilisearch. Contract (test/contract/search.contract.ts):
  * - `upsert` replaces the document of each `agent_url`; `remove` deletes; both are idempotent.
  *   Adapters backed by the registry database write through `tx` when given, so the index changes
  *   in the caller's transaction; others ignore it and apply the change at once.

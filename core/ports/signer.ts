@@ -16,6 +16,10 @@ export interface SigningKey {
 /**
  * The signer port: the deployment's webhook-signing keys. Several keys may be published
  * (rotation); exactly one is active for new signatures; revoked key ids are listed.
+ * Contract (test/contract/signer.contract.ts): a signature of the active key verifies with
+ * WebCrypto against the JWKS entry of its `keyid`; published JWKs carry `kid`, `alg` (EdDSA or
+ * ES256), `use: 'sig'`, `key_ops: ['verify']` and no private member; after a rotation the
+ * previous key stays published; a revoked key is never published nor active.
  */
 export interface SignerPort {
   active(): SigningKey;
@@ -26,10 +30,3 @@ export interface SignerPort {
 }
 
 export const Signer = token<SignerPort>('core.signer');
-
-/** Resolves a signer's key id to its public JWK (through the operator's brand.json -> jwks_uri). */
-export interface KeyResolverPort {
-  resolve(keyid: string): Promise<PublicJwk | null>;
-}
-
-export const KeyResolver = token<KeyResolverPort>('core.key-resolver');

@@ -46,6 +46,11 @@ export interface TaskStatusChange {
  */
 export interface TaskNotifierPort {
   statusChanged(tx: Queryable, change: TaskStatusChange): Promise<void>;
+  /**
+   * Refuse now (ProtocolError INVALID_REQUEST naming the field) any registration that delivery
+   * would refuse later: unsupported schemes, weak HMAC secrets, Bearer on mutating callbacks.
+   */
+  checkRegistration(registration: { push?: PushNotificationConfig; a2a?: A2aPushConfig; mutating: boolean }): void;
 }
 
 export const TaskNotifier = token<TaskNotifierPort>('core.task-notifier');

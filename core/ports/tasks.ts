@@ -51,6 +51,8 @@ export interface TaskRecord {
 }
 
 export interface NewTask {
+  /** Chosen by the caller when it must know the id before the record commits; default a new UUID v7. */
+  id?: string;
   taskType: string;
   protocol: string;
   principalId: string;
@@ -90,12 +92,18 @@ export interface StatusHistoryEntry {
  * Durable task records (plugins/tasks). Every status change (creation included) is written in
  * one transaction with a `task_status_history` row and, when bound, a TaskNotifier call, so a
  * webhook outbox row exists exactly when the change committed.
- * Reads are principal-scoped: another principal's task is "not found".
+ * Reads are principal-scoped: another principal's task, an unknown id and a malformed id are all
+ * "not found" (null, or an empty history). Records never carry registration credentials (only the
+ * notifier sees them). Contract: test/contract/task-store.contract.ts.
  */
 export interface TaskStorePort {
   create(task: NewTask): Promise<TaskRecord>;
   get(id: string, principalId: string): Promise<TaskRecord | null>;
-  /** Apply an update; a status change is recorded (history + notifier). Terminal tasks refuse changes. */
+  /**
+   * Apply an update; a status change is recorded (history + notifier), repeating the current status
+   * is not a change. A status change of a terminal task is refused (INVALID_STATE, 409); an unknown
+   * id is REFERENCE_NOT_FOUND.
+   */
   update(id: string, update: TaskUpdate): Promise<TaskRecord>;
   history(id: string, principalId: string): Promise<StatusHistoryEntry[]>;
   /** Cancel a non-terminal task of this principal; returns the record (unchanged when already terminal). */

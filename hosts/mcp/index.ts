@@ -5,13 +5,14 @@ import { CallToolRequestSchema, GetTaskRequestSchema, ListToolsRequestSchema, Mc
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { definePlugin } from '../../core/plugin.ts';
 import { Http } from '../../core/http.ts';
-import { Tasks } from '../../core/task.ts';
-import { invokeTask, resolvePrincipal, type InvokeDeps } from '../../core/task-invoke.ts';
 import { ProtocolError } from '../../core/errors.ts';
-import { bearerToken } from '../../core/ports/auth.ts';
+import { requestContext } from '../../core/task.ts';
+import type { Principal } from '../../core/ports/auth.ts';
+import { TaskGateway, type Admission, type TaskGatewayPort } from '../../core/ports/task-gateway.ts';
 import type { TaskStatus } from '../../core/ports/tasks.ts';
-import { taskDeps } from '../tasks/deps.ts';
-import { taskInputJsonSchema } from '../tasks/schema.ts';
+import { challenge, mountUrls, protectedResourceRoute, signedRequest } from '../shared/auth-discovery.ts';
+import { accepts } from './accept.ts';
+import { readMcpBody } from '../shared/mcp-edge.ts';
 
 const mount = v.object({
   /** Where the Streamable HTTP endpoint is served (`/mcp`, `/signals/mcp`). */
@@ -22,7 +23,7 @@ const mount = v.object({
 
 const options = v.object({
   mounts: v.optional(v.array(mount), [{ path: '/mcp' }]),
-  /** Answer with one JSON body instead of an SSE stream (clients must accept both). */
+  /** Answer with one JSON body even to clients that accept an SSE stream. */
   jsonResponse: v.optional(v.boolean(), false),
 });
 
@@ -50,27 +51,33 @@ interface MountShared {
   tools?: unknown[];
 }
 
-function toolList(deps: InvokeDeps, shared: MountShared) {
-  return (shared.tools ??= deps.registry.list(shared.protocols).map((task) => ({
+function toolList(gateway: TaskGatewayPort, shared: MountShared) {
+  return (shared.tools ??= gateway.describe(shared.protocols).map((task) => ({
     name: task.name,
     description: task.description,
-    inputSchema: taskInputJsonSchema(task) as { type: 'object'; [k: string]: unknown },
-    annotations: { readOnlyHint: !task.mutating, idempotentHint: !!task.mutating },
+    inputSchema: task.inputSchema as { type: 'object'; [k: string]: unknown },
+    annotations: { readOnlyHint: !task.mutating, idempotentHint: task.mutating },
   })));
 }
 
-function buildServer(deps: InvokeDeps, shared: MountShared, credential: string | null): Server {
+function buildServer(gateway: TaskGatewayPort, shared: MountShared, authorization: string | null, principal: Principal | null): Server {
   const { protocols } = shared;
   const server = new Server(
     { name: shared.name, version: '1.0.0' },
     { capabilities: { tools: { listChanged: false }, tasks: {} }, jsonSchemaValidator: shared.validator },
   );
-  const ns = deps.registry.namespace;
+  const ns = gateway.namespace;
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList(deps, shared) as any }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList(gateway, shared) as any }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const outcome = await invokeTask(deps, { name: request.params.name, input: request.params.arguments ?? {}, credential, protocols });
+    const outcome = await gateway.invoke({
+      name: request.params.name,
+      input: request.params.arguments ?? {},
+      authorization,
+      protocols,
+      admitted: { principal },
+    });
     // The payload JSON is the text content; structuredContent carries the same object.
     return {
       content: [{ type: 'text' as const, text: JSON.stringify(outcome.body) }],
@@ -81,14 +88,13 @@ function buildServer(deps: InvokeDeps, shared: MountShared, credential: string |
 
   // MCP-native polling of the task ids our asynchronous calls return; the AdCP status body rides in _meta.
   server.setRequestHandler(GetTaskRequestSchema, async (request) => {
-    let principal;
+    let task: Awaited<ReturnType<TaskGatewayPort['getTask']>>;
     try {
-      principal = await resolvePrincipal(deps.auth, credential);
+      task = await gateway.getTask(request.params.taskId, authorization);
     } catch (error) {
-      const e = error as ProtocolError;
-      throw new McpError(AUTH_ERROR_CODE, e.message, { [`${ns}_error`]: e.toTaskError() });
+      if (!(error instanceof ProtocolError)) throw error;
+      throw new McpError(AUTH_ERROR_CODE, error.message, { [`${ns}_error`]: error.toTaskError() });
     }
-    const task = deps.store ? await deps.store.get(request.params.taskId, principal.id) : null;
     if (!task) throw new McpError(-32602, `Task ${request.params.taskId} not found`);
     return {
       taskId: task.id,
@@ -103,32 +109,91 @@ function buildServer(deps: InvokeDeps, shared: MountShared, credential: string |
   return server;
 }
 
+const rpcError = (status: number, code: number, message: string, id: unknown = null, headers: Record<string, string> = {}, data?: unknown) =>
+  Response.json({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } }, { status, headers });
+
+/** Task calls and task-record methods of a JSON-RPC message (or batch): what admission needs to know. */
+function callsOf(messages: unknown[]): { calls: { name: string; input: unknown }[]; needsPrincipal: boolean } {
+  const calls: { name: string; input: unknown }[] = [];
+  let needsPrincipal = false;
+  for (const m of messages) {
+    const method = m && typeof m === 'object' ? (m as { method?: unknown }).method : undefined;
+    if (method === 'tools/call') {
+      const params = ((m as { params?: any }).params ?? {}) as { name?: unknown; arguments?: unknown };
+      calls.push({ name: String(params.name ?? ''), input: params.arguments ?? {} });
+    } else if (typeof method === 'string' && method.startsWith('tasks/')) needsPrincipal = true;
+  }
+  return { calls, needsPrincipal };
+}
+
 /**
  * MCP host (Streamable HTTP, stateless): a fresh Server + transport per request, tools = tasks.
  * `tools/call` answers with the task payload JSON in `content[0].text` and `structuredContent`;
  * failures set `isError` with `{code, message, errors, {ns}_error}`.
+ *
+ * Answers are an SSE stream for clients that accept `text/event-stream`, one JSON body for clients
+ * that accept only `application/json` (Streamable HTTP allows either). Authentication (MCP
+ * authorization spec, RFC 9728): `initialize`, `tools/list` and tasks callable anonymously
+ * (`get_{ns}_capabilities`) need no credential; every other tool call and task method does. A
+ * missing one, or an invalid one on any request, is HTTP 401 with a JSON-RPC error and
+ * `WWW-Authenticate: Bearer resource_metadata=".../.well-known/oauth-protected-resource<path>"`.
  */
 export default definePlugin({
   name: 'host-mcp',
-  requires: [Tasks],
+  deps: { gateway: TaskGateway, http: Http },
   options,
-  start(ctx) {
-    const deps = taskDeps(ctx);
-    const http = ctx.get(Http);
-    for (const m of ctx.options.mounts) {
-      const shared: MountShared = { name: ctx.config.name, protocols: m.protocols, validator: new AjvJsonSchemaValidator() };
-      const handle = async (request: Request) => {
-        const credential = bearerToken(request.headers.get('authorization'));
-        const server = buildServer(deps, shared, credential);
+  init({ gateway, http }, kernel) {
+    const { publicUrl, maxBodyBytes } = kernel.config.server;
+    const ns = gateway.namespace;
+    for (const m of kernel.options.mounts) {
+      const shared: MountShared = { name: kernel.config.name, protocols: m.protocols, validator: new AjvJsonSchemaValidator() };
+      const refuse = (request: Request, admission: Extract<Admission, { ok: false }>, id: unknown, context: unknown) => {
+        const body = gateway.errorBody(admission.error, requestContext({ context }));
+        const data = { [`${ns}_error`]: body[`${ns}_error`], ...(body.context ? { context: body.context } : {}) };
+        const header = challenge(admission, mountUrls(kernel.config.server, request, m.path).metadata);
+        return rpcError(401, AUTH_ERROR_CODE, admission.error.message, id, { 'www-authenticate': header }, data);
+      };
+      const serve = async (request: Request, principal: Principal | null, json: boolean, parsedBody?: unknown) => {
+        const server = buildServer(gateway, shared, request.headers.get('authorization'), principal);
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
-          enableJsonResponse: ctx.options.jsonResponse,
-          maxRequestBodySize: ctx.config.server.maxBodyBytes,
+          enableJsonResponse: json,
+          maxRequestBodySize: maxBodyBytes,
         });
         await server.connect(transport);
-        return transport.handleRequest(request);
+        return transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
       };
-      http.add({ method: 'POST', path: m.path, handle }, { method: 'GET', path: m.path, handle }, { method: 'DELETE', path: m.path, handle });
+      const post = async (request: Request) => {
+        const accept = request.headers.get('accept');
+        const sse = !kernel.options.jsonResponse && accepts(accept, 'text/event-stream', true);
+        if (!sse && !accepts(accept, 'application/json')) return rpcError(406, -32000, 'Not Acceptable: accept application/json or text/event-stream');
+        const read = await readMcpBody(request, maxBodyBytes);
+        if (read instanceof Response) return read;
+        const { bytes, body: parsed } = read;
+        const messages = Array.isArray(parsed) ? parsed : [parsed];
+        const { calls, needsPrincipal } = callsOf(messages);
+        const admission = await gateway.admit({ http: signedRequest(publicUrl, request, bytes), calls, needsPrincipal, protocols: m.protocols });
+        if (!admission.ok) {
+          const first = messages.find((x) => x && typeof x === 'object' && 'id' in x) as { id?: unknown } | undefined;
+          return refuse(request, admission, first?.id ?? null, (calls[0]?.input as { context?: unknown } | undefined)?.context);
+        }
+        // The body is handed over parsed; the SDK's own Accept check is satisfied once negotiation is done here.
+        const headers = new Headers(request.headers);
+        headers.set('accept', 'application/json, text/event-stream');
+        return serve(new Request(request.url, { method: 'POST', headers }), admission.principal, !sse, parsed);
+      };
+      // Stateless: no session to resume (GET would open an SSE stream that never ends) or delete.
+      const notAllowed = () =>
+        Response.json(
+          { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: this server is stateless; POST JSON-RPC messages' } },
+          { status: 405, headers: { allow: 'POST' } },
+        );
+      http.add(
+        { method: 'POST', path: m.path, handle: post },
+        { method: 'GET', path: m.path, handle: notAllowed },
+        { method: 'DELETE', path: m.path, handle: notAllowed },
+        protectedResourceRoute(gateway, kernel.config.server, m.path),
+      );
     }
   },
 });

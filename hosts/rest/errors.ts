@@ -1,4 +1,4 @@
-import { ProtocolError } from '../../core/errors.ts';
+import type { ProtocolError } from '../../core/errors.ts';
 
 /** REST error body `{error, message, ...extra}`; `error` is the lower-case code. */
 export function errorResponse(error: ProtocolError): Response {

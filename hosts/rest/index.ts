@@ -1,13 +1,14 @@
 import * as v from 'valibot';
-import { definePlugin } from '../../core/plugin.ts';
+import { definePlugin, optional } from '../../core/plugin.ts';
 import { Endpoints, JsonText, Reply, type EndpointDefinition } from '../../core/endpoint.ts';
 import { Http, type HttpRoute } from '../../core/http.ts';
 import { Database } from '../../core/ports/database.ts';
-import { Auth, bearerToken, tierAtLeast, type Principal } from '../../core/ports/auth.ts';
+import { Auth } from '../../core/ports/auth.ts';
 import { RateLimiter } from '../../core/ports/rate-limit.ts';
+import { TokenVerifier, type TokenVerifierPort } from '../../core/ports/token-verifier.ts';
 import { ProtocolError } from '../../core/errors.ts';
-import { parseOrThrow } from '../../core/validation.ts';
-import type { Logger } from '../../core/log.ts';
+import { callEndpoint, type EndpointCollaborators } from '../shared/endpoint-call.ts';
+import { trustedBaseUrl } from '../../lib/urls.ts';
 import { errorResponse } from './errors.ts';
 import { queryObject, readJsonBody } from './request.ts';
 import { buildOpenApi, openApiYaml } from './openapi.ts';
@@ -15,72 +16,76 @@ import { buildOpenApi, openApiYaml } from './openapi.ts';
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(status === 204 ? null : JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
-interface Collaborators {
-  auth: { authenticate(bearer: string): Promise<Principal | null> } | undefined;
-  limiter: { consume(key: string, limit: number, windowSeconds: number): Promise<{ allowed: boolean; retryAfter: number }> } | undefined;
+interface Collaborators extends EndpointCollaborators {
   maxBody: number;
-  logger: Logger;
+  /** Present when OAuth is deployed: 401s name the REST API's protected-resource metadata. */
+  verifier: TokenVerifierPort | undefined;
+  server: { publicUrl?: string; host: string };
 }
 
 /** Turn one endpoint definition into an HTTP route: auth, validation, rate limits, handler, error mapping. */
 export function endpointRoute(e: EndpointDefinition, c: Collaborators): HttpRoute {
-  const hasBody = e.method !== 'GET' && e.method !== 'DELETE';
   return {
     method: e.method,
     path: e.path,
     async handle(request, ctx) {
       try {
-        const credential = bearerToken(request.headers.get('authorization'));
-        let principal: Principal | null = null;
-        if (request.headers.has('authorization') && !credential && e.auth !== 'none') {
-          throw new ProtocolError('UNAUTHORIZED', 'Authorization header must be "Bearer <token>"');
-        }
-        if (credential && e.auth && e.auth !== 'none') {
-          if (!c.auth) throw new ProtocolError('UNAUTHORIZED', 'This deployment has no authentication configured');
-          principal = await c.auth.authenticate(credential);
-          if (!principal) throw new ProtocolError('UNAUTHORIZED', 'Invalid or revoked credential');
-        }
-        if (e.auth === 'required' && !principal) throw new ProtocolError('UNAUTHORIZED', 'Authentication required: send Authorization: Bearer <api key>');
-        if (e.tier && principal && !tierAtLeast(principal.tier, e.tier)) {
-          throw new ProtocolError('FORBIDDEN', `This operation requires ${e.tier} standing`);
-        }
-
-        const query = e.query ? parseOrThrow(e.query, queryObject(request.url), 'query') : undefined;
-        const params = e.params ? parseOrThrow(e.params, ctx.params, 'params') : ctx.params;
-        let body: unknown;
-        if (hasBody && e.body) body = parseOrThrow(e.body, await readJsonBody(request, c.maxBody), 'body');
-
-        for (const rule of e.rateLimits ?? []) {
-          if (!c.limiter) break;
-          const subject = rule.per === 'principal' ? (principal?.id ?? `ip:${ctx.ip}`) : ctx.ip;
-          const decision = await c.limiter.consume(`${rule.name}:${subject}`, rule.limit, rule.windowSeconds);
-          if (!decision.allowed) {
-            throw new ProtocolError('RATE_LIMITED', `Rate limit exceeded: ${rule.limit} per ${rule.windowSeconds} s`, { retryAfter: decision.retryAfter });
-          }
-        }
-
-        const result = await e.handler({
-          query,
-          params,
-          body,
-          principal,
-          requestId: ctx.requestId,
-          get ip() {
-            return ctx.ip; // resolved on first use only
+        const result = await callEndpoint(
+          e,
+          {
+            query: queryObject(request.url),
+            params: ctx.params,
+            body: () => readJsonBody(request, c.maxBody),
+            authorization: request.headers.get('authorization'),
+            ip: () => ctx.ip,
+            requestId: ctx.requestId,
+            headers: request.headers,
           },
-          headers: request.headers,
-          logger: c.logger,
-        });
+          c,
+        );
         if (result instanceof Response) return result;
         if (result instanceof Reply) return json(result.status, result.body, result.headers);
-        if (result instanceof JsonText) return new Response(result.text, { status: e.success?.status ?? 200, headers: { 'content-type': 'application/json' } });
-        return json(e.success?.status ?? 200, result);
+        const text = result instanceof JsonText ? result.text : JSON.stringify(result);
+        return e.etag
+          ? conditional(request, text, e.auth === 'optional')
+          : new Response(text, { status: e.success?.status ?? 200, headers: { 'content-type': 'application/json' } });
       } catch (error) {
-        if (error instanceof ProtocolError) return errorResponse(error);
-        throw error;
+        if (!(error instanceof ProtocolError)) throw error;
+        const response = errorResponse(error);
+        if (response.status === 401 && c.verifier) {
+          const metadata = c.verifier.resourceMetadataUrl(trustedBaseUrl(c.server, request) ?? '', '/api');
+          const sent = request.headers.has('authorization');
+          response.headers.set('www-authenticate', `Bearer resource_metadata="${metadata}"${sent ? ', error="invalid_token"' : ''}`);
+        }
+        return response;
       }
     },
   };
+}
+
+/** /ready answers within this, whatever the database does. */
+const READY_TIMEOUT_MS = 1000;
+
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * A 200 with a strong ETag (digest of the exact bytes), or 304 when `If-None-Match` names it.
+ * Clients revalidate every time (`no-cache`); answers that depend on the caller vary on Authorization.
+ */
+function conditional(request: Request, text: string, perCaller: boolean): Response {
+  const tag = `"${Bun.hash(text).toString(36)}-${text.length.toString(36)}"`;
+  const headers: Record<string, string> = { etag: tag, 'cache-control': 'no-cache' };
+  if (perCaller) headers.vary = 'Authorization';
+  const match = request.headers.get('if-none-match');
+  if (match && (match.trim() === '*' || match.split(',').some((t) => t.trim().replace(/^W\//, '') === tag)))
+    return new Response(null, { status: 304, headers });
+  return new Response(text, { headers: { 'content-type': 'application/json', ...headers } });
 }
 
 const options = v.object({
@@ -95,43 +100,66 @@ const options = v.object({
  */
 export const restHost = definePlugin({
   name: 'host-rest',
-  requires: [Database],
-  optional: [Auth, RateLimiter],
+  deps: { db: Database, endpoints: Endpoints, http: Http, auth: optional(Auth), limiter: optional(RateLimiter), verifier: optional(TokenVerifier) },
   options,
-  start(ctx) {
-    const endpoints = ctx.get(Endpoints).list();
-    const http = ctx.get(Http);
-    const database = ctx.get(Database);
+  init({ db, endpoints, http, auth, limiter, verifier }, kernel) {
     const collaborators: Collaborators = {
-      auth: ctx.tryGet(Auth),
-      limiter: ctx.tryGet(RateLimiter),
-      maxBody: ctx.config.server.maxBodyBytes,
-      logger: ctx.logger,
+      auth,
+      limiter,
+      verifier,
+      server: kernel.config.server,
+      maxBody: kernel.config.server.maxBodyBytes,
+      logger: kernel.logger,
     };
-    http.add(...endpoints.map((e) => endpointRoute(e, collaborators)));
-
-    let yaml: string | null = null;
-    const openapi: HttpRoute['handle'] = () => {
-      yaml ??= openApiYaml(buildOpenApi(ctx.get(Endpoints).list(), { title: ctx.options.title, version: ctx.options.version, serverUrl: ctx.config.server.publicUrl }));
-      return new Response(yaml, { headers: { 'content-type': 'application/yaml; charset=utf-8' } });
+    // One document per base URL (the configured public URL, else a loopback or configured Host;
+    // an untrusted Host gets a relative server URL, never its own echo).
+    const documents = new Map<string, { yaml: string; json: string }>();
+    const documentFor = (request: Request) => {
+      const base = trustedBaseUrl(kernel.config.server, request) ?? '/';
+      let doc = documents.get(base);
+      if (!doc) {
+        const built = buildOpenApi(endpoints.list(), {
+          title: kernel.options.title,
+          version: kernel.options.version,
+          serverUrl: base,
+          oauth: verifier?.securityScheme(base),
+        });
+        doc = { yaml: openApiYaml(built), json: JSON.stringify(built) };
+        if (documents.size < 8) documents.set(base, doc);
+      }
+      return doc;
     };
-    http.add(
-      { method: 'GET', path: '/health', handle: () => json(200, { status: 'ok' }) },
-      {
-        method: 'GET',
-        path: '/ready',
-        async handle() {
-          try {
-            await database.ping();
-            return json(200, { status: 'ready', database: database.kind });
-          } catch {
-            return json(503, { status: 'unavailable', error: 'database_unreachable', message: 'The database does not answer' });
-          }
-        },
+    const openapi: HttpRoute['handle'] = (request) =>
+      new Response(documentFor(request).yaml, { headers: { 'content-type': 'application/yaml; charset=utf-8' } });
+    return {
+      // Endpoints are read at start: every feature plugin has contributed its own by then.
+      start() {
+        http.add(...endpoints.list().map((e) => endpointRoute(e, collaborators)));
+        http.add(
+          { method: 'GET', path: '/health', handle: () => json(200, { status: 'ok' }) },
+          {
+            method: 'GET',
+            path: '/ready',
+            async handle() {
+              try {
+                await within(db.ping(), READY_TIMEOUT_MS);
+                return json(200, { status: 'ready', database: db.kind });
+              } catch {
+                return json(503, { status: 'unavailable', error: 'database_unreachable', message: 'The database does not answer' }, { 'retry-after': '5' });
+              }
+            },
+          },
+          { method: 'GET', path: '/openapi/registry.yaml', handle: openapi },
+          { method: 'GET', path: '/.well-known/openapi.yaml', handle: openapi },
+          // The same document as JSON (the web page's API reference reads it).
+          {
+            method: 'GET',
+            path: '/openapi/registry.json',
+            handle: (request) => new Response(documentFor(request).json, { headers: { 'content-type': 'application/json' } }),
+          },
+        );
       },
-      { method: 'GET', path: '/openapi/registry.yaml', handle: openapi },
-      { method: 'GET', path: '/.well-known/openapi.yaml', handle: openapi },
-    );
+    };
   },
 });
 

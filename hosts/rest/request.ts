@@ -1,5 +1,6 @@
-import { readCapped } from '../../core/streams.ts';
+import { readCapped } from '../../lib/streams.ts';
 import { ProtocolError } from '../../core/errors.ts';
+import { assertSafeInput } from '../../core/validation.ts';
 
 function decode(text: string): string {
   if (!text.includes('%') && !text.includes('+')) return text;
@@ -34,22 +35,46 @@ export function queryObject(url: string): Record<string, string | string[]> {
 }
 
 /**
- * Read a JSON body with a byte cap enforced while streaming (a missing or lying
- * Content-Length cannot get past it). Empty body -> undefined.
+ * Read a JSON body's bytes with a byte cap enforced while streaming (a missing or lying
+ * Content-Length cannot get past it); the bytes are kept for signature verification.
+ * `prefix` names the body in field paths (`body.a.b`; empty for task arguments).
  */
-export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+export async function readJsonBytes(request: Request, maxBytes: number, prefix = 'body'): Promise<Uint8Array> {
   const type = request.headers.get('content-type');
   if (type && !/^application\/([a-z0-9.+-]+\+)?json\b/i.test(type)) {
     throw new ProtocolError('UNSUPPORTED_MEDIA_TYPE', `Expected an application/json body, got ${type.slice(0, 80)}`, { status: 415 });
   }
-  const bytes = await readCapped(request.body, maxBytes);
+  let bytes: Uint8Array | null;
+  try {
+    bytes = await readCapped(request.body, maxBytes);
+  } catch {
+    // The client went away (or broke the framing) mid-body: its doing, not a server error.
+    throw new ProtocolError('INVALID_REQUEST', `${prefix || 'body'}: the request body could not be read to its end`, { status: 400 });
+  }
   if (!bytes) throw new ProtocolError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`);
+  return bytes;
+}
+
+/** Read and parse a JSON body (see readJsonBytes and parseJsonBytes). Empty body -> undefined. */
+export async function readJsonBody(request: Request, maxBytes: number, prefix = 'body'): Promise<unknown> {
+  return parseJsonBytes(await readJsonBytes(request, maxBytes, prefix), prefix);
+}
+
+/**
+ * Parse JSON bytes; empty -> undefined, malformed -> INVALID_REQUEST. Nesting is capped here (deep
+ * documents would exhaust the stack of whatever walks them next: serializers, Postgres' jsonb);
+ * strings are checked where the body is validated (parseOrThrow), so each host keeps its error shape.
+ */
+export function parseJsonBytes(bytes: Uint8Array, prefix = 'body'): unknown {
   if (bytes.byteLength === 0) return undefined;
   const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
   if (!text.trim()) return undefined;
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
-    throw new ProtocolError('INVALID_REQUEST', `body: malformed JSON (${(error as Error).message})`);
+    throw new ProtocolError('INVALID_REQUEST', `${prefix || 'body'}: malformed JSON (${(error as Error).message})`, { field: prefix || undefined });
   }
+  assertSafeInput(value, prefix, { strings: false });
+  return value;
 }

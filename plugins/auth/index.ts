@@ -1,11 +1,13 @@
 import * as v from 'valibot';
 import { timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
-import { definePlugin } from '../../core/plugin.ts';
+import { definePlugin, optional } from '../../core/plugin.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Auth, type AuthPort, type Principal } from '../../core/ports/auth.ts';
-import { hashKey, principalForKey } from './store.ts';
+import { Clock } from '../../core/ports/clock.ts';
+import { TokenVerifier } from '../../core/ports/token-verifier.ts';
+import { derivedUuid, hashKey, principalForIdentity, principalForKey, touchApiKey } from './store.ts';
 
 const testToken = v.object({
   /** The bearer value; at least 16 characters. */
@@ -21,20 +23,28 @@ const options = v.object({
 });
 
 /**
- * Minimal auth: organization API keys (stored as SHA-256 hashes) and optional configured test
- * tokens, both resolved from `Authorization: Bearer`.
+ * Minimal auth: organization API keys (stored as SHA-256 hashes), optional configured test tokens
+ * and, when an OAuth plugin provides a TokenVerifier, user access tokens, all resolved from
+ * `Authorization: Bearer`.
  */
 export default definePlugin({
   name: 'auth',
   provides: [Auth],
-  requires: [Database],
+  deps: { db: Database, clock: Clock, verifier: optional(TokenVerifier) },
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  register(ctx) {
-    const db = ctx.get(Database);
-    const tokens = ctx.options.testTokens.map((t) => ({ hash: hashKey(t.token), ...t }));
+  init({ db, clock, verifier }, kernel) {
+    const tokens = kernel.options.testTokens.map((t) => ({ hash: hashKey(t.token), ...t }));
+    // When this instance last recorded each key's use: skips the UPDATE on most requests.
+    const touched = new Map<string, number>();
     const port: AuthPort = {
       async authenticate(bearer: string): Promise<Principal | null> {
+        // OAuth access tokens (JWTs) go to the verifier; the principal's standing comes from our users.
+        if (verifier?.handles(bearer)) {
+          if (bearer.length > 8192) return null;
+          const identity = await verifier.verify(bearer);
+          return identity ? principalForIdentity(db, identity) : null;
+        }
         if (bearer.length > 512) return null;
         const hash = hashKey(bearer);
         // Compare digests (fixed length) in constant time; every configured token is checked.
@@ -42,13 +52,20 @@ export default definePlugin({
         for (const t of tokens) if (timingSafeEqual(hash, t.hash)) match = t;
         if (match) {
           // A stable UUID derived from the token, so ownership columns typed uuid accept it.
-          const h = match.hash.toString('hex');
-          const orgId = `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+          const orgId = derivedUuid(match.hash);
           return { id: `test:${orgId}`, orgId, orgName: match.name, tier: match.tier, kind: 'test_token' };
         }
-        return principalForKey(db, bearer);
+        const found = await principalForKey(db, bearer);
+        if (!found) return null;
+        const now = clock.now();
+        if (now.getTime() - (touched.get(found.keyId) ?? Number.NEGATIVE_INFINITY) >= 60_000) {
+          if (touched.size > 10_000) touched.clear(); // bounded: forgetting only costs one UPDATE
+          touched.set(found.keyId, now.getTime());
+          await touchApiKey(db, found.keyId, now);
+        }
+        return found.principal;
       },
     };
-    ctx.provide(Auth, port);
+    kernel.provide(Auth, port);
   },
 });

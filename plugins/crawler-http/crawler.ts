@@ -1,12 +1,7 @@
-import { readCapped } from '../../core/streams.ts';
+import { readCapped } from '../../lib/streams.ts';
 import { promises as dns } from 'node:dns';
 import { isIPv4 } from 'node:net';
-import {
-  CrawlerError,
-  type CrawlerPort,
-  type OutboundRequest,
-  type OutboundResponse,
-} from '../../core/ports/crawler.ts';
+import { CrawlerError, type CrawlerPort, type OutboundRequest, type OutboundResponse } from '../../core/ports/crawler.ts';
 import { blockedReason, cidrContains, isIpLiteral, parseCidr, type Cidr } from './addresses.ts';
 import { blockedNameReason, normalizeHost, registrableDomain } from './hostnames.ts';
 
@@ -42,6 +37,8 @@ export interface HttpCrawlerOptions {
 const DEFAULT_TIMEOUT = 10_000;
 const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
 const DEFAULT_REDIRECTS = 3;
+
+const LOOPBACK = [parseCidr('127.0.0.0/8')!, parseCidr('::1/128')!];
 
 /** Parse the allowlist and refuse anything that is not loopback (the option exists for tests only). */
 export function parseAllowlist(entries: readonly string[]): Cidr[] {
@@ -83,8 +80,8 @@ export class HttpCrawler implements CrawlerPort {
     return this.allow.some((c) => cidrContains(c, ip));
   }
 
-  /** Resolve and check a host; returns the addresses (all public or allowlisted). */
-  private async checkHost(rawHost: string): Promise<{ host: string; addresses: string[]; allowlisted: boolean }> {
+  /** Resolve and check a host; returns the addresses (all public or allowlisted; with `loopback`, loopback too). */
+  private async checkHost(rawHost: string, loopback = false): Promise<{ host: string; addresses: string[]; allowlisted: boolean }> {
     const normalized = normalizeHost(rawHost);
     if (!normalized) throw new CrawlerError('invalid_url', `Invalid host "${rawHost.slice(0, 100)}"`);
     const host = normalized.replace(/^\[|\]$/g, '');
@@ -92,7 +89,7 @@ export class HttpCrawler implements CrawlerPort {
     if (isIpLiteral(host)) {
       addresses = [host];
     } else {
-      const nameReason = blockedNameReason(host);
+      const nameReason = loopback && host === 'localhost' ? null : blockedNameReason(host);
       if (nameReason) throw new CrawlerError('ssrf_blocked', `Refused host ${host}: ${nameReason}`);
       try {
         addresses = await this.resolver.lookup(host);
@@ -103,7 +100,7 @@ export class HttpCrawler implements CrawlerPort {
     }
     let allowlisted = true;
     for (const address of addresses) {
-      if (this.isAllowlisted(address)) continue;
+      if (this.isAllowlisted(address) || (loopback && LOOPBACK.some((c) => cidrContains(c, address)))) continue;
       allowlisted = false;
       const reason = blockedReason(address);
       if (reason) throw new CrawlerError('ssrf_blocked', `Refused ${host}: ${address} is ${reason}`);
@@ -127,7 +124,7 @@ export class HttpCrawler implements CrawlerPort {
     }
   }
 
-  private async target(raw: string, requireHttps: boolean): Promise<Target> {
+  private async target(raw: string, requireHttps: boolean, loopback = false): Promise<Target> {
     let url: URL;
     try {
       url = new URL(raw);
@@ -136,7 +133,7 @@ export class HttpCrawler implements CrawlerPort {
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new CrawlerError('invalid_url', `Unsupported scheme ${url.protocol}`);
     if (url.username || url.password) throw new CrawlerError('invalid_url', 'URLs with credentials are refused');
-    const checked = await this.checkHost(url.hostname);
+    const checked = await this.checkHost(url.hostname, loopback);
     if (url.protocol === 'http:' && (requireHttps || !checked.allowlisted)) {
       throw new CrawlerError('invalid_url', `Only https URLs are fetched (got ${url.origin})`);
     }
@@ -176,7 +173,7 @@ export class HttpCrawler implements CrawlerPort {
     const chain: string[] = [];
     let method = request.method ?? 'GET';
     let body = request.body;
-    let current = await this.target(rawUrl, limits.requireHttps);
+    let current = await this.target(rawUrl, limits.requireHttps, request.allowLoopback);
     const site = registrableDomain(current.host);
     for (;;) {
       chain.push(current.url.href);
@@ -197,7 +194,7 @@ export class HttpCrawler implements CrawlerPort {
         if (next.protocol !== 'https:') {
           throw new CrawlerError('redirect_refused', `Redirect to non-HTTPS URL ${next.origin} refused`);
         }
-        const hop = await this.target(next.href, limits.requireHttps);
+        const hop = await this.target(next.href, limits.requireHttps, request.allowLoopback);
         if (limits.policy === 'same-site' && registrableDomain(hop.host) !== site) {
           throw new CrawlerError('redirect_refused', `Redirect from ${site} to another site (${hop.host}) refused`);
         }

@@ -44,17 +44,3 @@ export function registrableDomain(host: string): string {
   if (isIpLiteral(name.replace(/^\[|\]$/g, ''))) return name;
   return getDomain(name, { allowPrivateDomains: true, extractHostname: false, validateHostname: false }) ?? name;
 }
-
-/** A bare domain as users type it (crawl requests): lowercased, trimmed, scheme and path stripped. */
-export function normalizeDomainInput(input: string): string | null {
-  let s = input.trim().toLowerCase();
-  s = s.replace(/^https?:\/\//, '').replace(/[/?#].*$/, '');
-  if (!s || s.length > 253) return null;
-  const host = normalizeHost(s);
-  if (!host || isIpLiteral(host.replace(/^\[|\]$/g, ''))) return null;
-  const labels = host.split('.');
-  if (labels.length < 2) return null;
-  if (!labels.every((l) => /^(?!-)[a-z0-9-]{1,63}(?<!-)$/.test(l))) return null;
-  if (!/^[a-z]|^xn--/.test(labels[labels.length - 1]!) || /^\d+$/.test(labels[labels.length - 1]!)) return null;
-  return host;
-}

@@ -33,7 +33,7 @@ export default definePlugin({
   name: 'crawler-http',
   provides: [Crawler],
   options,
-  register(ctx) {
-    ctx.provide(Crawler, new HttpCrawler(ctx.options));
+  init(_deps, kernel) {
+    kernel.provide(Crawler, new HttpCrawler(kernel.options));
   },
 });

@@ -20,28 +20,23 @@ const options = v.object({
   purgeIntervalSeconds: v.optional(int(0, 86400), 600),
 });
 
-const timers = new WeakMap<object, ReturnType<typeof setInterval>>();
-
 /** Principal-scoped idempotency keys stored in the database (replay, conflict, expiry, in-flight). */
 export default definePlugin({
   name: 'idempotency',
   provides: [Idempotency],
-  requires: [Database],
+  deps: { db: Database, clock: Clock, ids: Ids },
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  register(ctx) {
-    ctx.provide(Idempotency, new DbIdempotency(ctx.get(Database), ctx.get(Clock), ctx.get(Ids), ctx.options));
-  },
-  start(ctx) {
-    const store = ctx.get(Idempotency);
-    if (!ctx.options.purgeIntervalSeconds || !(store instanceof DbIdempotency)) return;
-    const timer = setInterval(() => {
-      store.purge().catch((error) => ctx.logger.warn({ err: error }, 'idempotency purge failed'));
-    }, ctx.options.purgeIntervalSeconds * 1000);
-    timer.unref?.();
-    timers.set(ctx, timer);
-  },
-  stop(ctx) {
-    clearInterval(timers.get(ctx));
+  init({ db, clock, ids }, kernel) {
+    const store = new DbIdempotency(db, clock, ids, kernel.options);
+    kernel.provide(Idempotency, store);
+    if (kernel.options.purgeIntervalSeconds) {
+      kernel.scheduler.add({
+        name: 'purge',
+        intervalMs: kernel.options.purgeIntervalSeconds * 1000,
+        runAtStart: false,
+        run: async () => void (await store.purge()),
+      });
+    }
   },
 });

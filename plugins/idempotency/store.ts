@@ -1,6 +1,6 @@
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
-import type { DatabasePort } from '../../core/ports/database.ts';
+import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
 import type { IdempotencyBegin, IdempotencyClaim, IdempotencyPort } from '../../core/ports/idempotency.ts';
@@ -62,10 +62,14 @@ export class DbIdempotency implements IdempotencyPort {
       if (!row) continue; // released between our insert and select: try to claim again
 
       if (new Date(row.expires_at).getTime() <= now.getTime()) {
-        throw new ProtocolError('IDEMPOTENCY_EXPIRED', `idempotency_key was first used more than ${this.replayTtlSeconds} s ago; its replay window has passed`, {
-          suggestion: 'Use a new idempotency_key for a new request',
-          recovery: 'correctable',
-        });
+        throw new ProtocolError(
+          'IDEMPOTENCY_EXPIRED',
+          `idempotency_key was first used more than ${this.replayTtlSeconds} s ago; its replay window has passed`,
+          {
+            suggestion: 'Use a new idempotency_key for a new request',
+            recovery: 'correctable',
+          },
+        );
       }
       if (row.payload_hash !== payloadHash || row.task_name !== taskName) {
         // A conflict carries only code, message and recovery (SUPPLEMENT "Tasks").
@@ -93,8 +97,8 @@ export class DbIdempotency implements IdempotencyPort {
     }
   }
 
-  async complete(claim: IdempotencyClaim, response: Json): Promise<void> {
-    await this.db.query(sql`
+  async complete(claim: IdempotencyClaim, response: Json, tx: Queryable = this.db): Promise<void> {
+    await tx.query(sql`
       UPDATE idempotency_keys SET state = 'completed', response = ${response}::jsonb
       WHERE principal_id = ${claim.principalId}::text AND key = ${claim.key}::text AND claim_id = ${claim.claimId}::uuid`);
   }

@@ -24,7 +24,7 @@ export function createDbRateLimiter(db: DatabasePort, clock: ClockPort): RateLim
       const rows = await db.query<{ count: number }>(sql`
         INSERT INTO rate_limit_windows (key, window_start, window_end, count)
         VALUES (${key}::text, ${start}::timestamptz, ${end}::timestamptz, 1)
-        ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_windows.count + 1
+        ON CONFLICT (key, window_start, window_end) DO UPDATE SET count = rate_limit_windows.count + 1
           WHERE rate_limit_windows.count < ${limit}::int
         RETURNING count`);
       const count = rows[0]?.count;
@@ -40,32 +40,25 @@ export async function pruneWindows(db: DatabasePort, now: Date): Promise<number>
   return rows.length;
 }
 
-const timers = new WeakMap<object, ReturnType<typeof setInterval>>();
-
 /** The RateLimiter port over database fixed windows (shared by every instance on one database). */
 export default definePlugin({
   name: 'rate-limit',
   provides: [RateLimiter],
-  requires: [Database],
+  deps: { db: Database, clock: Clock },
   options: v.object({
     /** How often expired windows are deleted; 0 = never. */
     pruneIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 600_000),
   }),
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  register(ctx) {
-    ctx.provide(RateLimiter, createDbRateLimiter(ctx.get(Database), ctx.get(Clock)));
-  },
-  start(ctx) {
-    if (!ctx.options.pruneIntervalMs) return;
-    const db = ctx.get(Database);
-    const clock = ctx.get(Clock);
-    const timer = setInterval(() => {
-      pruneWindows(db, clock.now()).catch((err) => ctx.logger.warn({ err }, 'rate-limit prune failed'));
-    }, ctx.options.pruneIntervalMs);
-    timer.unref?.();
-    timers.set(ctx, timer);
-  },
-  stop(ctx) {
-    clearInterval(timers.get(ctx));
+  init({ db, clock }, kernel) {
+    kernel.provide(RateLimiter, createDbRateLimiter(db, clock));
+    if (kernel.options.pruneIntervalMs) {
+      kernel.scheduler.add({
+        name: 'prune',
+        intervalMs: kernel.options.pruneIntervalMs,
+        runAtStart: false,
+        run: async () => void (await pruneWindows(db, clock.now())),
+      });
+    }
   },
 });

@@ -1,5 +1,7 @@
 import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
+import type { HostedPropertiesPort } from '../../core/ports/hosted-properties.ts';
+import { normalizeAgentUrl } from './urls.ts';
 
 /** An active property considered for an authorization check. */
 export interface CandidateProperty {
@@ -9,6 +11,11 @@ export interface CandidateProperty {
   property_type: string;
   publisher_domain: string;
   identifiers: Array<{ type: string; value: string }>;
+  /**
+   * Set for a property of a hosted entry (no adagents.json): its entry lists the agent (with this
+   * authorized_for) or not (null). Absent for crawled properties, whose grants are in the registry.
+   */
+  hosted?: { authorized_for: string | null } | null;
 }
 
 export interface SideVerdict {
@@ -95,7 +102,7 @@ export async function checkAgentAuthorization(
   const grants = await q.query<GrantRow>(sql`
     SELECT z.property_id::text AS property_rid, z.delegation_type, z.authorized_for
     FROM registry_authorizations z JOIN registry_agents a ON a.id = z.agent_id
-    WHERE a.url = ${agentUrl}::text AND z.property_id = ANY(${candidates.map((c) => c.property_rid)}::uuid[])
+    WHERE a.url = ${agentUrl}::text AND z.property_id = ANY(${candidates.filter((c) => c.hosted === undefined).map((c) => c.property_rid)}::uuid[])
       AND (z.effective_from IS NULL OR z.effective_from <= ${opts.now}::timestamptz)
       AND (z.effective_until IS NULL OR z.effective_until > ${opts.now}::timestamptz)`);
   const operators = await q.query<{ domain: string }>(sql`
@@ -113,11 +120,26 @@ export async function checkAgentAuthorization(
   let best: AuthorizationVerdict | null = null;
   const rank = (v: AuthorizationVerdict) => (v.authorized ? 3 : v.publisher_check.ok ? 2 : v.operator_check.ok ? 1 : 0);
   for (const property of candidates) {
-    const grant = grants.find((g) => g.property_rid === property.property_rid);
+    const grant =
+      property.hosted === undefined
+        ? grants.find((g) => g.property_rid === property.property_rid)
+        : property.hosted && { property_rid: property.property_rid, delegation_type: null, authorized_for: property.hosted.authorized_for };
     let publisher: AuthorizationVerdict['publisher_check'];
-    if (!grant) publisher = { ok: false, reason: `${property.publisher_domain}/.well-known/adagents.json does not authorize this agent for the property` };
+    if (!grant)
+      publisher = {
+        ok: false,
+        reason:
+          property.hosted === undefined
+            ? `${property.publisher_domain}/.well-known/adagents.json does not authorize this agent for the property`
+            : `the hosted entry of ${property.publisher_domain} does not list this agent`,
+      };
     else if (opts.claimedDelegation && grant.delegation_type !== opts.claimedDelegation) {
-      publisher = { ok: false, delegation_type: grant.delegation_type, authorized_for: grant.authorized_for, reason: `adagents.json delegation_type is ${grant.delegation_type ?? 'absent'}, not the claimed ${opts.claimedDelegation}` };
+      publisher = {
+        ok: false,
+        delegation_type: grant.delegation_type,
+        authorized_for: grant.authorized_for,
+        reason: `adagents.json delegation_type is ${grant.delegation_type ?? 'absent'}, not the claimed ${opts.claimedDelegation}`,
+      };
     } else publisher = { ok: true, delegation_type: grant.delegation_type, authorized_for: grant.authorized_for };
 
     const expected = grant?.delegation_type ?? opts.claimedDelegation ?? null;
@@ -127,10 +149,19 @@ export async function checkAgentAuthorization(
     if (operatorDomains.length === 0) operator = { ok: false, reason: 'no operator brand.json names this agent (operator unknown)' };
     else if (declared.length === 0) operator = { ok: false, reason: `brand.json of ${operatorDomains.join(', ')} does not declare this property` };
     else {
-      const match = declared.find((d) => (expected ? d.relationship === expected : d.relationship !== 'owned') || (d.relationship === 'owned' && d.operator_domain === property.publisher_domain));
+      const match = declared.find(
+        (d) =>
+          (expected ? d.relationship === expected : d.relationship !== 'owned') ||
+          (d.relationship === 'owned' && d.operator_domain === property.publisher_domain),
+      );
       operator = match
         ? { ok: true, operator_domain: match.operator_domain, relationship: match.relationship }
-        : { ok: false, operator_domain: declared[0]!.operator_domain, relationship: declared[0]!.relationship, reason: `brand.json declares relationship ${declared[0]!.relationship}, adagents.json delegation_type is ${expected ?? 'absent'}` };
+        : {
+            ok: false,
+            operator_domain: declared[0]!.operator_domain,
+            relationship: declared[0]!.relationship,
+            reason: `brand.json declares relationship ${declared[0]!.relationship}, adagents.json delegation_type is ${expected ?? 'absent'}`,
+          };
     }
     const verdict: AuthorizationVerdict = {
       authorized: publisher.ok && operator.ok,
@@ -143,4 +174,30 @@ export async function checkAgentAuthorization(
     if (verdict.authorized) break;
   }
   return best!;
+}
+
+/** Candidates from hosted entries carrying the identifier, each marked with whether its entry lists the agent. */
+export async function hostedCandidates(
+  hosted: HostedPropertiesPort | undefined,
+  type: string,
+  values: string[],
+  agentUrl: string,
+): Promise<CandidateProperty[]> {
+  if (!hosted) return [];
+  const out: CandidateProperty[] = [];
+  for (const pub of await hosted.byIdentifier(type, values)) {
+    const listed = pub.authorized_agents.find((a) => normalizeAgentUrl(a.url) === agentUrl);
+    for (const p of pub.properties) {
+      out.push({
+        property_rid: p.property_rid,
+        property_id: p.property_id,
+        name: p.name,
+        property_type: p.property_type,
+        publisher_domain: p.publisher_domain,
+        identifiers: p.identifiers.map((i) => ({ type: i.type, value: i.value.toLowerCase() })),
+        hosted: listed ? { authorized_for: listed.authorized_for } : null,
+      });
+    }
+  }
+  return out;
 }

@@ -4,19 +4,22 @@ import type { EventLogPort } from '../../core/ports/events.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { BrandMatch, DirectoryPort, PropertyMatch } from '../../core/ports/directory.ts';
 import type { Principal } from '../../core/ports/auth.ts';
+import type { HostedPropertiesPort } from '../../core/ports/hosted-properties.ts';
 import { tierAtLeast } from '../../core/ports/auth.ts';
 import { sql, type SqlFragment } from '../../core/sql.ts';
-import type { SchemaValidator } from './schema-validation.ts';
+import type { SchemaValidator } from '../../lib/registry-documents/schema-validation.ts';
 
-/** What the endpoints of this plugin share; optional collaborators are resolved lazily. */
+/** What the endpoints of this plugin share; optional collaborators are undefined when not deployed. */
 export interface DiscoveryContext {
   db: DatabasePort;
   clock: ClockPort;
-  search(): SearchPort | undefined;
-  events(): EventLogPort | undefined;
+  search: SearchPort | undefined;
+  events: EventLogPort | undefined;
   /** Site-wide search sources of the brands and properties plugins, when deployed. */
-  brands(): DirectoryPort<BrandMatch> | undefined;
-  hostedProperties(): DirectoryPort<PropertyMatch> | undefined;
+  brands: DirectoryPort<BrandMatch> | undefined;
+  hostedProperties: DirectoryPort<PropertyMatch> | undefined;
+  /** Hosted publisher entries (registry-properties), which lookups treat as the publisher side. */
+  hosted: HostedPropertiesPort | undefined;
   schemas: SchemaValidator;
 }
 

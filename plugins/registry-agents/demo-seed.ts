@@ -9,7 +9,6 @@ import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { AgentProfileDocument, SearchPort, Visibility } from '../../core/ports/search.ts';
 import { defaultIds } from '../../core/ports/ids.ts';
 
-const CHANNELS = ['display', 'olv', 'social', 'ctv', 'streaming_audio', 'podcast', 'dooh', 'retail_media', 'gaming', 'search', 'radio', 'linear_tv'];
 const CHANNELS_BY_TYPE: Record<string, string[]> = {
   website: ['display', 'olv', 'social', 'search', 'retail_media'],
   mobile_app: ['display', 'olv', 'gaming', 'social'],
@@ -21,12 +20,80 @@ const CHANNELS_BY_TYPE: Record<string, string[]> = {
   linear_tv: ['linear_tv', 'ctv'],
 };
 const PROPERTY_TYPES = Object.keys(CHANNELS_BY_TYPE);
-const MARKETS = ['US', 'CA', 'MX', 'BR', 'AR', 'GB', 'IE', 'FR', 'DE', 'ES', 'IT', 'NL', 'BE', 'SE', 'NO', 'DK', 'FI', 'PL', 'AT', 'CH', 'JP', 'KR', 'CN', 'IN', 'SG', 'AU', 'NZ', 'ZA', 'NG', 'AE'];
+const MARKETS = [
+  'US',
+  'CA',
+  'MX',
+  'BR',
+  'AR',
+  'GB',
+  'IE',
+  'FR',
+  'DE',
+  'ES',
+  'IT',
+  'NL',
+  'BE',
+  'SE',
+  'NO',
+  'DK',
+  'FI',
+  'PL',
+  'AT',
+  'CH',
+  'JP',
+  'KR',
+  'CN',
+  'IN',
+  'SG',
+  'AU',
+  'NZ',
+  'ZA',
+  'NG',
+  'AE',
+];
 const CATEGORIES = Array.from({ length: 26 }, (_, i) => `IAB${i + 1}`);
-const TAGS = ['premium', 'news', 'sports', 'entertainment', 'kids_safe', 'brand_safe', 'local', 'finance', 'lifestyle', 'tech', 'auto', 'travel', 'food', 'health', 'gaming'];
+const TAGS = [
+  'premium',
+  'news',
+  'sports',
+  'entertainment',
+  'kids_safe',
+  'brand_safe',
+  'local',
+  'finance',
+  'lifestyle',
+  'tech',
+  'auto',
+  'travel',
+  'food',
+  'health',
+  'gaming',
+];
 const DELIVERY = ['guaranteed', 'non_guaranteed'];
 const AGENT_TYPES = ['sales', 'sales', 'sales', 'sales', 'signals', 'creative', 'buying', 'measurement', 'governance', 'brand', 'rights'];
-const WORDS = ['daily', 'metro', 'global', 'river', 'summit', 'harbor', 'pixel', 'signal', 'nova', 'atlas', 'orbit', 'prime', 'urban', 'coastal', 'alpine', 'vivid', 'echo', 'lumen', 'north', 'bright'];
+const WORDS = [
+  'daily',
+  'metro',
+  'global',
+  'river',
+  'summit',
+  'harbor',
+  'pixel',
+  'signal',
+  'nova',
+  'atlas',
+  'orbit',
+  'prime',
+  'urban',
+  'coastal',
+  'alpine',
+  'vivid',
+  'echo',
+  'lumen',
+  'north',
+  'bright',
+];
 const NOUNS = ['news', 'media', 'times', 'post', 'radio', 'stream', 'play', 'sports', 'herald', 'view', 'tv', 'audio', 'press', 'journal', 'network'];
 
 /** Small deterministic PRNG (mulberry32). */
@@ -42,7 +109,7 @@ function rng(seed: number) {
   const int = (n: number) => Math.floor(next() * n);
   const pick = <T>(xs: readonly T[]) => xs[int(xs.length)]!;
   // Skewed pick: popular values (low indexes) are chosen more often, as in real inventory.
-  const skewed = <T>(xs: readonly T[]) => xs[Math.floor(Math.pow(next(), 2) * xs.length)]!;
+  const skewed = <T>(xs: readonly T[]) => xs[Math.floor(next() ** 2 * xs.length)]!;
   const some = <T>(xs: readonly T[], min: number, max: number, skew = false) => {
     const n = min + int(max - min + 1);
     const out = new Set<T>();
@@ -92,7 +159,16 @@ export async function seedDemo(db: DatabasePort, search: SearchPort | undefined,
   const nPublishers = Math.max(5, Math.ceil(nAgents / 8));
 
   // ---- Publishers and properties.
-  interface Prop { id: string; publisher: number; key: string; type: string; name: string; identifiers: Array<{ type: string; value: string }>; tags: string[]; channels: string[] }
+  interface Prop {
+    id: string;
+    publisher: number;
+    key: string;
+    type: string;
+    name: string;
+    identifiers: Array<{ type: string; value: string }>;
+    tags: string[];
+    channels: string[];
+  }
   const publishers = Array.from({ length: nPublishers }, (_, i) => ({ id: defaultIds.uuid7(), domain: `${r.pick(WORDS)}${r.pick(NOUNS)}${i}.example` }));
   const props: Prop[] = [];
   const propsOf: Prop[][] = publishers.map(() => []);
@@ -102,7 +178,16 @@ export async function seedDemo(db: DatabasePort, search: SearchPort | undefined,
       const type = k === 0 ? 'website' : r.pick(PROPERTY_TYPES);
       const idType = type === 'website' ? 'domain' : type === 'mobile_app' || type === 'ctv_app' ? 'bundle_id' : type === 'podcast' ? 'rss_url' : 'venue_id';
       const base = p.domain.replace(/\.example$/, '');
-      const value = idType === 'domain' ? (k === 0 ? p.domain : `${r.pick(NOUNS)}${k}.${p.domain}`) : idType === 'bundle_id' ? `com.${base}.app${k}` : idType === 'rss_url' ? `https://${p.domain}/feed${k}.xml` : `${base}-venue-${k}`;
+      const value =
+        idType === 'domain'
+          ? k === 0
+            ? p.domain
+            : `${r.pick(NOUNS)}${k}.${p.domain}`
+          : idType === 'bundle_id'
+            ? `com.${base}.app${k}`
+            : idType === 'rss_url'
+              ? `https://${p.domain}/feed${k}.xml`
+              : `${base}-venue-${k}`;
       const prop: Prop = {
         id: defaultIds.uuid7(),
         publisher: pi,
@@ -119,9 +204,18 @@ export async function seedDemo(db: DatabasePort, search: SearchPort | undefined,
   });
 
   // ---- Agents, their links to publishers, and authorizations.
-  interface Agent { id: string; url: string; type: string; enrolled: number | null; visibility: Visibility; declared: Record<string, unknown>; operator: string | null }
+  interface Agent {
+    id: string;
+    url: string;
+    type: string;
+    enrolled: number | null;
+    visibility: Visibility;
+    declared: Record<string, unknown>;
+    operator: string | null;
+  }
   const agents: Agent[] = [];
-  const auths: Array<{ agent_id: string; property_id: string; publisher_id: string; delegation_type: string; countries: string[]; authorized_for: string }> = [];
+  const auths: Array<{ agent_id: string; property_id: string; publisher_id: string; delegation_type: string; countries: string[]; authorized_for: string }> =
+    [];
   const links = new Map<string, { publisher_id: string; agent_id: string; delegation: string }>();
   const profiles: Array<AgentProfileDocument & { agent_id: string }> = [];
   for (let i = 0; i < nAgents; i++) {
@@ -131,7 +225,11 @@ export async function seedDemo(db: DatabasePort, search: SearchPort | undefined,
     const host = `${r.pick(WORDS)}-${r.pick(['ads', 'sell', 'signals', 'creative', 'buy', 'measure'])}-${i}.example`;
     const url = `https://${host}${r.next() < 0.6 ? '/mcp' : '/a2a'}`;
     const agent: Agent = {
-      id: defaultIds.uuid7(), url, type, enrolled, visibility,
+      id: defaultIds.uuid7(),
+      url,
+      type,
+      enrolled,
+      visibility,
       operator: enrolled !== null || r.next() < 0.5 ? host.replace(/^[^-]+-[^-]+-/, 'operator-') : null,
       declared: {
         categories: r.some(CATEGORIES, 0, 4, true),
@@ -154,11 +252,18 @@ export async function seedDemo(db: DatabasePort, search: SearchPort | undefined,
       const delegation = r.pick(['direct', 'delegated', 'ad_network']);
       links.set(`${pi}|${agent.id}`, { publisher_id: publishers[pi]!.id, agent_id: agent.id, delegation });
       const countries = r.some(MARKETS, 0, 2, true);
-      countries.forEach((c) => markets.add(c));
+      for (const c of countries) markets.add(c);
       for (const prop of propsOf[pi]!) {
         if (seenProps.has(prop.id) || r.next() < 0.3) continue;
         seenProps.add(prop.id);
-        auths.push({ agent_id: agent.id, property_id: prop.id, publisher_id: publishers[pi]!.id, delegation_type: delegation, countries, authorized_for: `${type} inventory` });
+        auths.push({
+          agent_id: agent.id,
+          property_id: prop.id,
+          publisher_id: publishers[pi]!.id,
+          delegation_type: delegation,
+          countries,
+          authorized_for: `${type} inventory`,
+        });
       }
     }
     const covered = props.filter((p) => seenProps.has(p.id));
@@ -190,63 +295,120 @@ export async function seedDemo(db: DatabasePort, search: SearchPort | undefined,
   for (const l of links.values()) linksByPublisher.set(l.publisher_id, [...(linksByPublisher.get(l.publisher_id) ?? []), l]);
 
   await db.transaction(async (tx) => {
-    await bulk(tx, agents.map((a) => ({
-      id: a.id, url: a.url, name: a.enrolled === null ? null : `${a.url.split('/')[2]!.split('.')[0]} agent`,
-      type: a.enrolled === null ? null : a.type, protocol: a.url.endsWith('/a2a') ? 'a2a' : 'mcp', visibility: a.visibility,
-      operator_domain: a.operator, owner_org_id: a.enrolled === null ? null : orgs[a.enrolled], owner_org_name: a.enrolled === null ? null : orgNames[a.enrolled % orgNames.length],
-      declared_inventory: a.enrolled === null ? {} : a.declared, description: a.enrolled === null ? null : `Synthetic ${a.type} agent`,
-    })), (b) => sql`
+    await bulk(
+      tx,
+      agents.map((a) => ({
+        id: a.id,
+        url: a.url,
+        name: a.enrolled === null ? null : `${a.url.split('/')[2]!.split('.')[0]} agent`,
+        type: a.enrolled === null ? null : a.type,
+        protocol: a.url.endsWith('/a2a') ? 'a2a' : 'mcp',
+        visibility: a.visibility,
+        operator_domain: a.operator,
+        owner_org_id: a.enrolled === null ? null : orgs[a.enrolled],
+        owner_org_name: a.enrolled === null ? null : orgNames[a.enrolled % orgNames.length],
+        declared_inventory: a.enrolled === null ? {} : a.declared,
+        description: a.enrolled === null ? null : `Synthetic ${a.type} agent`,
+      })),
+      (b) => sql`
       INSERT INTO registry_agents (id, url, name, type, protocol, visibility, operator_domain, owner_org_id, owner_org_name, declared_inventory, description, enrolled_at, discovered_at, created_at, updated_at)
       SELECT id, url, name, type, protocol, visibility, operator_domain, owner_org_id, owner_org_name, declared_inventory, description,
         CASE WHEN owner_org_id IS NULL THEN NULL ELSE ${now}::timestamptz END, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
       FROM jsonb_to_recordset(${b}::jsonb) AS x(id uuid, url text, name text, type text, protocol text, visibility text, operator_domain text,
-        owner_org_id uuid, owner_org_name text, declared_inventory jsonb, description text)`);
+        owner_org_id uuid, owner_org_name text, declared_inventory jsonb, description text)`,
+    );
     const measurement = agents.filter((a) => a.enrolled !== null && a.type === 'measurement');
-    await bulk(tx, measurement.map((a, i) => ({
-      agent_id: a.id,
-      metrics: [
-        { metric_id: 'viewability', accreditations: i % 2 ? [{ accrediting_body: 'MRC' }] : [] },
-        { metric_id: r.pick(['attention_score', 'brand_lift', 'reach', 'completion_rate']), accreditations: i % 3 ? [] : [{ accrediting_body: 'JIC' }] },
-      ],
-    })), (b) => sql`
+    await bulk(
+      tx,
+      measurement.map((a, i) => ({
+        agent_id: a.id,
+        metrics: [
+          { metric_id: 'viewability', accreditations: i % 2 ? [{ accrediting_body: 'MRC' }] : [] },
+          { metric_id: r.pick(['attention_score', 'brand_lift', 'reach', 'completion_rate']), accreditations: i % 3 ? [] : [{ accrediting_body: 'JIC' }] },
+        ],
+      })),
+      (b) => sql`
       INSERT INTO registry_agent_capabilities (agent_id, metrics, metric_ids, accrediting_bodies, crawled_at)
       SELECT agent_id, metrics,
         array(SELECT m->>'metric_id' FROM jsonb_array_elements(metrics) m),
         array(SELECT DISTINCT a->>'accrediting_body' FROM jsonb_array_elements(metrics) m, jsonb_array_elements(m->'accreditations') a),
         ${now}::timestamptz
-      FROM jsonb_to_recordset(${b}::jsonb) AS x(agent_id uuid, metrics jsonb)`);
+      FROM jsonb_to_recordset(${b}::jsonb) AS x(agent_id uuid, metrics jsonb)`,
+    );
     log('agents written');
 
-    await bulk(tx, publishers.map((p, pi) => ({
-      id: p.id, domain: p.domain,
-      adagents: {
-        contact: { name: `${p.domain} ad ops` },
-        properties: propsOf[pi]!.map((x) => ({ property_id: x.key, property_type: x.type, name: x.name, identifiers: x.identifiers, tags: x.tags, supported_channels: x.channels })),
-        authorized_agents: (linksByPublisher.get(p.id) ?? []).slice(0, 200).map((l) => ({
-          url: urlById.get(l.agent_id), authorized_for: 'Demo inventory', authorization_type: 'property_tags', property_tags: TAGS.slice(0, 5), delegation_type: l.delegation,
-        })),
-      },
-    })), (b) => sql`
+    await bulk(
+      tx,
+      publishers.map((p, pi) => ({
+        id: p.id,
+        domain: p.domain,
+        adagents: {
+          contact: { name: `${p.domain} ad ops` },
+          properties: propsOf[pi]!.map((x) => ({
+            property_id: x.key,
+            property_type: x.type,
+            name: x.name,
+            identifiers: x.identifiers,
+            tags: x.tags,
+            supported_channels: x.channels,
+          })),
+          authorized_agents: (linksByPublisher.get(p.id) ?? []).slice(0, 200).map((l) => ({
+            url: urlById.get(l.agent_id),
+            authorized_for: 'Demo inventory',
+            authorization_type: 'property_tags',
+            property_tags: TAGS.slice(0, 5),
+            delegation_type: l.delegation,
+          })),
+        },
+      })),
+      (b) => sql`
       INSERT INTO registry_publishers (id, domain, source, has_adagents, adagents_valid, adagents, contact, last_validated, created_at, updated_at)
       SELECT id, domain, 'adagents_json', true, true, adagents, adagents->'contact', ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
-      FROM jsonb_to_recordset(${b}::jsonb) AS x(id uuid, domain text, adagents jsonb)`, nAgents > 20000 ? 200 : 1000);
-    await bulk(tx, props.map((p) => ({ id: p.id, publisher_id: publishers[p.publisher]!.id, key: p.key, type: p.type, name: p.name, identifiers: p.identifiers, tags: p.tags, channels: p.channels })), (b) => sql`
+      FROM jsonb_to_recordset(${b}::jsonb) AS x(id uuid, domain text, adagents jsonb)`,
+      nAgents > 20000 ? 200 : 1000,
+    );
+    await bulk(
+      tx,
+      props.map((p) => ({
+        id: p.id,
+        publisher_id: publishers[p.publisher]!.id,
+        key: p.key,
+        type: p.type,
+        name: p.name,
+        identifiers: p.identifiers,
+        tags: p.tags,
+        channels: p.channels,
+      })),
+      (b) => sql`
       INSERT INTO registry_properties (id, publisher_id, property_key, property_id, property_type, name, identifiers, tags, channels, status, created_at, updated_at)
       SELECT id, publisher_id, key, key, type, name, identifiers, tags, channels, 'active', ${now}::timestamptz, ${now}::timestamptz
-      FROM jsonb_to_recordset(${b}::jsonb) AS x(id uuid, publisher_id uuid, key text, type text, name text, identifiers jsonb, tags text[], channels text[])`);
-    await bulk(tx, props.map((p) => ({ id: p.id, type: p.identifiers[0]!.type, value: p.identifiers[0]!.value })), (b) => sql`
+      FROM jsonb_to_recordset(${b}::jsonb) AS x(id uuid, publisher_id uuid, key text, type text, name text, identifiers jsonb, tags text[], channels text[])`,
+    );
+    await bulk(
+      tx,
+      props.map((p) => ({ id: p.id, type: p.identifiers[0]!.type, value: p.identifiers[0]!.value })),
+      (b) => sql`
       INSERT INTO registry_property_identifiers (property_id, type, value)
-      SELECT id, type, value FROM jsonb_to_recordset(${b}::jsonb) AS x(id uuid, type text, value text)`);
+      SELECT id, type, value FROM jsonb_to_recordset(${b}::jsonb) AS x(id uuid, type text, value text)`,
+    );
     log('publishers and properties written');
 
-    await bulk(tx, [...links.values()], (b) => sql`
+    await bulk(
+      tx,
+      [...links.values()],
+      (b) => sql`
       INSERT INTO registry_publisher_agents (publisher_id, agent_id, authorized_for, authorization_types, delegation_types)
       SELECT publisher_id, agent_id, 'Demo inventory', ARRAY['property_tags'], ARRAY[delegation]
-      FROM jsonb_to_recordset(${b}::jsonb) AS x(publisher_id uuid, agent_id uuid, delegation text)`);
-    await bulk(tx, auths, (b) => sql`
+      FROM jsonb_to_recordset(${b}::jsonb) AS x(publisher_id uuid, agent_id uuid, delegation text)`,
+    );
+    await bulk(
+      tx,
+      auths,
+      (b) => sql`
       INSERT INTO registry_authorizations (agent_id, property_id, publisher_id, authorization_type, delegation_type, authorized_for, countries)
       SELECT agent_id, property_id, publisher_id, 'property_tags', delegation_type, authorized_for, countries
-      FROM jsonb_to_recordset(${b}::jsonb) AS x(agent_id uuid, property_id uuid, publisher_id uuid, delegation_type text, authorized_for text, countries text[])`);
+      FROM jsonb_to_recordset(${b}::jsonb) AS x(agent_id uuid, property_id uuid, publisher_id uuid, delegation_type text, authorized_for text, countries text[])`,
+    );
     log('authorizations written');
 
     // Operators: every distinct operator domain publishes a brand.json declaring its agents and
@@ -267,32 +429,53 @@ export async function seedDemo(db: DatabasePort, search: SearchPort | undefined,
         for (const z of authByAgent.get(a.id) ?? []) {
           if (r.next() < 0.1) continue; // some operators forget a property: the operator side fails there
           const p = propById.get(z.property_id)!;
-          declared.set(`${p.type}|${p.identifiers[0]!.value}`, { operator_domain: domain, property_type: p.type, identifier: p.identifiers[0]!.value, relationship: z.delegation_type });
+          declared.set(`${p.type}|${p.identifiers[0]!.value}`, {
+            operator_domain: domain,
+            property_type: p.type,
+            identifier: p.identifiers[0]!.value,
+            relationship: z.delegation_type,
+          });
         }
       }
       opProps.push(...declared.values());
     }
-    await bulk(tx, opRows, (b) => sql`
+    await bulk(
+      tx,
+      opRows,
+      (b) => sql`
       INSERT INTO registry_operators (domain, brand_json, brand_json_valid, house_name, brand_names, updated_at)
       SELECT domain, jsonb_build_object('house', jsonb_build_object('domain', domain, 'name', house_name)), true, house_name, names, ${now}::timestamptz
-      FROM jsonb_to_recordset(${b}::jsonb) AS x(domain text, house_name text, names text[])`);
-    await bulk(tx, opProps, (b) => sql`
+      FROM jsonb_to_recordset(${b}::jsonb) AS x(domain text, house_name text, names text[])`,
+    );
+    await bulk(
+      tx,
+      opProps,
+      (b) => sql`
       INSERT INTO registry_operator_properties (operator_domain, property_type, identifier, relationship)
       SELECT operator_domain, property_type, identifier, relationship FROM jsonb_to_recordset(${b}::jsonb) AS x(operator_domain text, property_type text, identifier text, relationship text)
-      ON CONFLICT DO NOTHING`);
-    await bulk(tx, opAgents, (b) => sql`
+      ON CONFLICT DO NOTHING`,
+    );
+    await bulk(
+      tx,
+      opAgents,
+      (b) => sql`
       INSERT INTO registry_operator_agents (operator_domain, agent_url, agent_type)
       SELECT operator_domain, agent_url, agent_type FROM jsonb_to_recordset(${b}::jsonb) AS x(operator_domain text, agent_url text, agent_type text)
-      ON CONFLICT DO NOTHING`);
+      ON CONFLICT DO NOTHING`,
+    );
     log(`operators written (${opRows.length})`);
 
-    await bulk(tx, profiles, (b) => sql`
+    await bulk(
+      tx,
+      profiles,
+      (b) => sql`
       INSERT INTO registry_agent_profiles (agent_id, channels, property_types, markets, categories, tags, delivery_types, format_ids,
         property_count, publisher_count, has_tmp, category_taxonomy, updated_at)
       SELECT agent_id, channels, property_types, markets, categories, tags, delivery_types, format_ids, property_count, publisher_count,
         has_tmp, category_taxonomy, updated_at
       FROM jsonb_to_recordset(${b}::jsonb) AS x(agent_id uuid, channels text[], property_types text[], markets text[], categories text[],
-        tags text[], delivery_types text[], format_ids jsonb, property_count int, publisher_count int, has_tmp boolean, category_taxonomy text, updated_at timestamptz)`);
+        tags text[], delivery_types text[], format_ids jsonb, property_count int, publisher_count int, has_tmp boolean, category_taxonomy text, updated_at timestamptz)`,
+    );
     log('profiles written');
   });
 

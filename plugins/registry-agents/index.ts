@@ -1,58 +1,89 @@
 import * as v from 'valibot';
 import { join } from 'node:path';
-import { definePlugin } from '../../core/plugin.ts';
+import { definePlugin, optional } from '../../core/plugin.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { Endpoints } from '../../core/endpoint.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Search } from '../../core/ports/search.ts';
 import { EventLog } from '../../core/ports/events.ts';
 import { Clock } from '../../core/ports/clock.ts';
-import { Auth } from '../../core/ports/auth.ts';
-import { createSchemaValidator, DEFAULT_SCHEMA_DIR } from './schema-validation.ts';
-import { createDiscoveryProjection, DiscoveryProjection } from './projection.ts';
+import { createSchemaValidator, DEFAULT_SCHEMA_DIR } from '../../lib/registry-documents/schema-validation.ts';
+import { Discovery } from '../../core/ports/discovery.ts';
+import { createDiscovery } from './discovery.ts';
 import type { DiscoveryContext } from './context.ts';
 import { BrandDirectory, PropertyDirectory } from '../../core/ports/directory.ts';
+import { HostedProperties } from '../../core/ports/hosted-properties.ts';
+import { Crawler } from '../../core/ports/crawler.ts';
+import { runHealthChecks } from './health/checks.ts';
 import { catalogEndpoints } from './endpoints/catalog.ts';
 import { searchEndpoints } from './endpoints/search.ts';
 import { publisherEndpoints } from './endpoints/publishers.ts';
 import { lookupEndpoints } from './endpoints/lookups.ts';
 import { toolEndpoints } from './endpoints/tools.ts';
 
+const ms = (min: number) => v.pipe(v.number(), v.integer(), v.minValue(min));
+
 const options = v.object({
   /** Directory of the published JSON schemas (adagents.json, brand.json and their $refs). */
   schemaDir: v.optional(v.string(), DEFAULT_SCHEMA_DIR),
+  /** How often the health job looks for agents due a probe; 0 = no probes. */
+  healthIntervalMs: v.optional(v.union([v.literal(0), ms(1000)]), 60_000),
+  /** Time between two probes of one enrolled agent. */
+  healthEverySeconds: v.optional(ms(60), 3600),
+  /** Agents probed per run. */
+  healthBatch: v.optional(v.pipe(ms(1), v.maxValue(500)), 20),
+  /** Time limit of each request of a probe. */
+  healthTimeoutMs: v.optional(v.pipe(ms(100), v.maxValue(60_000)), 10_000),
 });
 
 /**
  * Registry discovery: the member agent catalog, inventory search (through the Search port),
- * publishers, operators, lookups, two-sided authorization checks and adagents.json tools. Owns
- * the registry_ tables and provides DiscoveryProjection for the crawl pipeline.
+ * publishers, operators, lookups, two-sided authorization checks and adagents.json tools, and the
+ * health / compliance / verification probes of enrolled agents. Owns the registry_ tables; the
+ * crawl pipeline reaches them through the Discovery port.
  */
 export default definePlugin({
   name: 'registry-agents',
-  provides: [DiscoveryProjection],
-  requires: [Database],
-  optional: [Search, EventLog, Auth, BrandDirectory, PropertyDirectory],
+  provides: [Discovery],
+  deps: {
+    db: Database,
+    clock: Clock,
+    endpoints: Endpoints,
+    search: optional(Search),
+    events: optional(EventLog),
+    brands: optional(BrandDirectory),
+    crawler: optional(Crawler),
+    hostedProperties: optional(PropertyDirectory),
+    hosted: optional(HostedProperties),
+  },
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  register(ctx) {
-    const db = ctx.get(Database);
-    const context: DiscoveryContext = {
-      db,
-      clock: ctx.get(Clock),
-      search: () => ctx.tryGet(Search),
-      events: () => ctx.tryGet(EventLog),
-      brands: () => ctx.tryGet(BrandDirectory),
-      hostedProperties: () => ctx.tryGet(PropertyDirectory),
-      schemas: createSchemaValidator(ctx.options.schemaDir),
-    };
-    ctx.provide(DiscoveryProjection, createDiscoveryProjection(db, context.search));
-    ctx.get(Endpoints).add(
+  init({ db, clock, endpoints, search, events, brands, hostedProperties, hosted, crawler }, kernel) {
+    const context: DiscoveryContext = { db, clock, search, events, brands, hostedProperties, hosted, schemas: createSchemaValidator(kernel.options.schemaDir) };
+    kernel.provide(Discovery, createDiscovery(db, search));
+    endpoints.add(
       ...searchEndpoints(context),
       ...catalogEndpoints(context),
       ...publisherEndpoints(context),
       ...lookupEndpoints(context),
       ...toolEndpoints(context),
     );
+    const o = kernel.options;
+    if (crawler && o.healthIntervalMs > 0) {
+      // Probes of enrolled agents: health, compliance of their capabilities answer, the verification badge.
+      const settings = {
+        namespace: kernel.config.protocol.namespace,
+        everyMs: o.healthEverySeconds * 1000,
+        batch: o.healthBatch,
+        timeoutMs: o.healthTimeoutMs,
+      };
+      kernel.scheduler.add({
+        name: 'health',
+        intervalMs: o.healthIntervalMs,
+        runAtStart: false,
+        backoffMaxMs: 10 * o.healthIntervalMs,
+        run: async () => ((await runHealthChecks({ db, clock, crawler, events, logger: kernel.logger }, settings)) >= settings.batch ? 'again' : undefined),
+      });
+    }
   },
 });

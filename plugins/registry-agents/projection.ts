@@ -1,50 +1,22 @@
 import { sql } from '../../core/sql.ts';
-import { token } from '../../core/token.ts';
-import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
-import type { SearchPort } from '../../core/ports/search.ts';
+import type { Queryable } from '../../core/ports/database.ts';
+import type {
+  AdagentsDiff,
+  AdagentsOptions,
+  AuthorizationChange,
+  BrandJsonDiff,
+  CollectionChange,
+  OperatorProperty,
+  PropertyChange,
+} from '../../core/ports/discovery.ts';
 import { defaultIds } from '../../core/ports/ids.ts';
 import { normalizeAgentUrl, normalizeDomain } from './urls.ts';
 import { ensureAgent } from './store/agents.ts';
-import { refreshProfiles, syncSearch, type ProfileChanges } from './store/profiles.ts';
+import { refreshProfiles, type ProfileChanges } from './store/profiles.ts';
+import { canonicalJson } from '../../lib/canonical-json.ts';
 
-export { syncSearch } from './store/profiles.ts';
-export { recordAgentCapabilities } from './store/agents.ts';
-
-// ---- Diff shapes (the feed turns these into events) ---------------------------------------
-
-export interface PropertyChange {
-  property_rid: string;
-  property_key: string;
-  property_type: string;
-  name: string;
-  identifiers: Array<{ type: string; value: string }>;
-}
-
-export interface AuthorizationChange {
-  agent_id: string;
-  agent_url: string;
-  property_rid: string;
-  publisher_domain: string;
-  delegation_type: string | null;
-  authorized_for: string | null;
-}
-
-export interface AdagentsDiff {
-  publisher: { id: string; domain: string; created: boolean; changed: boolean; valid: boolean };
-  properties: { created: PropertyChange[]; updated: PropertyChange[]; stale: PropertyChange[]; reactivated: PropertyChange[] };
-  agents_discovered: Array<{ agent_id: string; agent_url: string }>;
-  authorizations: { granted: AuthorizationChange[]; revoked: AuthorizationChange[]; modified: AuthorizationChange[] };
-  profiles: ProfileChanges;
-}
-
-export interface AdagentsOptions {
-  /** Verdict of schema validation of `doc`; an invalid file makes every active property stale. */
-  valid: boolean;
-  errors?: unknown[];
-  now: Date;
-  /** Provenance recorded on the publisher (default adagents_json). */
-  source?: string;
-}
+/** A projection's diff with the search-profile changes to sync after commit. */
+export type ProjectedDiff = Omit<AdagentsDiff, 'profiles'> & { profiles: ProfileChanges };
 
 type Json = Record<string, any>;
 
@@ -57,11 +29,6 @@ interface ParsedProperty {
   tags: string[];
   channels: string[];
   publisher_domain: string;
-}
-
-/** JSON with object keys sorted: jsonb does not keep key order, so compare documents this way. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
 }
 
 const isoOrNull = (x: unknown): string | null => {
@@ -122,12 +89,21 @@ function resolveEntry(entry: Json, props: ParsedProperty[], domain: string): str
     case 'publisher_properties': {
       const keys = new Set<string>();
       for (const sel of Array.isArray(entry.publisher_properties) ? (entry.publisher_properties as Json[]) : []) {
-        const domains = new Set([...strings(sel?.publisher_domains), ...(typeof sel?.publisher_domain === 'string' ? [sel.publisher_domain] : [])].map((d) => normalizeDomain(d)).filter(Boolean));
+        const domains = new Set(
+          [...strings(sel?.publisher_domains), ...(typeof sel?.publisher_domain === 'string' ? [sel.publisher_domain] : [])]
+            .map((d) => normalizeDomain(d))
+            .filter(Boolean),
+        );
         const scoped = props.filter((p) => domains.has(p.publisher_domain));
         const ids = new Set(strings(sel?.property_ids));
         const tags = new Set(strings(sel?.property_tags));
         for (const p of scoped) {
-          if (sel.selection_type === 'all' || (sel.selection_type === 'by_id' && p.property_id && ids.has(p.property_id)) || (sel.selection_type === 'by_tag' && p.tags.some((t) => tags.has(t)))) keys.add(p.key);
+          if (
+            sel.selection_type === 'all' ||
+            (sel.selection_type === 'by_id' && p.property_id && ids.has(p.property_id)) ||
+            (sel.selection_type === 'by_tag' && p.tags.some((t) => tags.has(t)))
+          )
+            keys.add(p.key);
         }
       }
       return [...keys];
@@ -149,7 +125,7 @@ function propertyChange(id: string, p: Pick<ParsedProperty, 'key' | 'property_ty
  * Project a publisher's adagents.json into the registry inside the caller's transaction and
  * return what changed. Idempotent: projecting the same document twice yields an empty diff.
  */
-export async function upsertPublisherFromAdagents(tx: Queryable, rawDomain: string, doc: unknown, opts: AdagentsOptions): Promise<AdagentsDiff> {
+export async function upsertPublisherFromAdagents(tx: Queryable, rawDomain: string, doc: unknown, opts: AdagentsOptions): Promise<ProjectedDiff> {
   const domain = normalizeDomain(rawDomain);
   if (!domain) throw new Error(`upsertPublisherFromAdagents: invalid domain ${JSON.stringify(rawDomain)}`);
   const now = opts.now;
@@ -158,24 +134,39 @@ export async function upsertPublisherFromAdagents(tx: Queryable, rawDomain: stri
 
   // Publisher row, locked so two projections of one domain serialize.
   const newId = defaultIds.uuid7();
-  const created = (await tx.query(sql`
+  const created =
+    (
+      await tx.query(sql`
     INSERT INTO registry_publishers (id, domain, source, created_at, updated_at)
     VALUES (${newId}::uuid, ${domain}::text, ${opts.source ?? 'adagents_json'}::text, ${now}::timestamptz, ${now}::timestamptz)
-    ON CONFLICT (domain) DO NOTHING RETURNING id`)).length > 0;
+    ON CONFLICT (domain) DO NOTHING RETURNING id`)
+    ).length > 0;
   const [pub] = await tx.query<{ id: string; adagents: unknown; adagents_valid: boolean }>(sql`
     SELECT id::text, adagents, adagents_valid FROM registry_publishers WHERE domain = ${domain}::text FOR UPDATE`);
   const publisherId = pub!.id;
   const changed = created || canonicalJson(pub!.adagents) !== canonicalJson(doc ?? null) || pub!.adagents_valid !== valid;
 
-  const diff: AdagentsDiff = {
+  const diff: ProjectedDiff = {
     publisher: { id: publisherId, domain, created, changed, valid },
     properties: { created: [], updated: [], stale: [], reactivated: [] },
+    property_merges: [],
+    collections: { created: [], updated: [], removed: [], merged: [] },
     agents_discovered: [],
     authorizations: { granted: [], revoked: [], modified: [] },
     profiles: { changed: [], removed: [] },
   };
 
-  const existingProps = await tx.query<{ id: string; property_key: string; property_id: string | null; property_type: string; name: string; identifiers: Array<{ type: string; value: string }>; tags: string[]; channels: string[]; status: string }>(sql`
+  const existingProps = await tx.query<{
+    id: string;
+    property_key: string;
+    property_id: string | null;
+    property_type: string;
+    name: string;
+    identifiers: Array<{ type: string; value: string }>;
+    tags: string[];
+    channels: string[];
+    status: string;
+  }>(sql`
     SELECT id::text, property_key, property_id, property_type, name, identifiers, tags, channels, status
     FROM registry_properties WHERE publisher_id = ${publisherId}::uuid`);
   const priorAgents = await tx.query<{ agent_id: string }>(sql`
@@ -195,7 +186,9 @@ export async function upsertPublisherFromAdagents(tx: Queryable, rawDomain: stri
     if (stale.length) {
       await tx.query(sql`UPDATE registry_properties SET status = 'stale', updated_at = ${now}::timestamptz WHERE id = ANY(${stale.map((p) => p.id)}::uuid[])`);
     }
-    diff.properties.stale = stale.map((p) => propertyChange(p.id, { key: p.property_key, property_type: p.property_type, name: p.name, identifiers: p.identifiers }));
+    diff.properties.stale = stale.map((p) =>
+      propertyChange(p.id, { key: p.property_key, property_type: p.property_type, name: p.name, identifiers: p.identifiers }),
+    );
     await updatePublisher();
     diff.profiles = await refreshProfiles(tx, [...affectedAgents], now);
     return diff;
@@ -229,7 +222,16 @@ export async function upsertPublisherFromAdagents(tx: Queryable, rawDomain: stri
       continue;
     }
     idByKey.set(p.key, prior.id);
-    const same = JSON.stringify(fields) === JSON.stringify({ property_id: prior.property_id, property_type: prior.property_type, name: prior.name, identifiers: prior.identifiers, tags: prior.tags, channels: prior.channels });
+    const same =
+      JSON.stringify(fields) ===
+      JSON.stringify({
+        property_id: prior.property_id,
+        property_type: prior.property_type,
+        name: prior.name,
+        identifiers: prior.identifiers,
+        tags: prior.tags,
+        channels: prior.channels,
+      });
     if (same && prior.status === 'active') continue;
     await tx.query(sql`
       UPDATE registry_properties SET property_id = ${p.property_id}::text, property_type = ${p.property_type}::text, name = ${p.name}::text,
@@ -239,12 +241,30 @@ export async function upsertPublisherFromAdagents(tx: Queryable, rawDomain: stri
     if (prior.status !== 'active') diff.properties.reactivated.push(propertyChange(prior.id, p));
     if (!same) diff.properties.updated.push(propertyChange(prior.id, p));
   }
-  // Properties no longer in the file stop being offered: stale, and their authorizations go below.
+  // Properties no longer in the file stop being offered: merged into a new property of the file
+  // carrying the same identifiers (re-published under another key), else stale. Their
+  // authorizations go below.
   const gone = existingProps.filter((p) => !parsed.has(p.property_key) && p.status === 'active');
-  if (gone.length) {
-    await tx.query(sql`UPDATE registry_properties SET status = 'stale', updated_at = ${now}::timestamptz WHERE id = ANY(${gone.map((p) => p.id)}::uuid[])`);
-    diff.properties.stale.push(...gone.map((p) => propertyChange(p.id, { key: p.property_key, property_type: p.property_type, name: p.name, identifiers: p.identifiers })));
+  const stale: typeof gone = [];
+  for (const p of gone) {
+    const into = diff.properties.created.find((c) => overlap(c.identifiers, p.identifiers).length > 0);
+    if (!into) {
+      stale.push(p);
+      continue;
+    }
+    await tx.query(
+      sql`UPDATE registry_properties SET status = 'merged', merged_into = ${into.property_rid}::uuid, updated_at = ${now}::timestamptz WHERE id = ${p.id}::uuid`,
+    );
+    diff.property_merges.push({ rid: p.id, merged_into: into.property_rid, publisher_domain: domain, identifiers: overlap(into.identifiers, p.identifiers) });
   }
+  if (stale.length) {
+    await tx.query(sql`UPDATE registry_properties SET status = 'stale', updated_at = ${now}::timestamptz WHERE id = ANY(${stale.map((p) => p.id)}::uuid[])`);
+    diff.properties.stale.push(
+      ...stale.map((p) => propertyChange(p.id, { key: p.property_key, property_type: p.property_type, name: p.name, identifiers: p.identifiers })),
+    );
+  }
+
+  await projectCollections(tx, publisherId, domain, file.collections, now, diff);
 
   // ---- Authorized agents and per-property grants.
   const props = [...parsed.values()];
@@ -287,13 +307,24 @@ export async function upsertPublisherFromAdagents(tx: Queryable, rawDomain: stri
     FROM registry_authorizations z JOIN registry_agents a ON a.id = z.agent_id WHERE z.publisher_id = ${publisherId}::uuid`);
   const beforeByKey = new Map(before.map((g) => [`${g.agent_id}|${g.property_rid}`, g]));
   const change = (g: Grant & { agent_id: string; agent_url: string; property_rid: string }): AuthorizationChange => ({
-    agent_id: g.agent_id, agent_url: g.agent_url, property_rid: g.property_rid, publisher_domain: domain, delegation_type: g.delegation_type, authorized_for: g.authorized_for,
+    agent_id: g.agent_id,
+    agent_url: g.agent_url,
+    property_rid: g.property_rid,
+    publisher_domain: domain,
+    delegation_type: g.delegation_type,
+    authorized_for: g.authorized_for,
   });
   const normDate = (s: string | null) => (s ? new Date(s).toISOString() : null);
   for (const [key, g] of grants) {
     const prior = beforeByKey.get(key);
-    const same = prior && prior.authorization_type === g.authorization_type && prior.delegation_type === g.delegation_type && prior.authorized_for === g.authorized_for &&
-      JSON.stringify(prior.countries) === JSON.stringify(g.countries) && normDate(prior.effective_from) === normDate(g.effective_from) && normDate(prior.effective_until) === normDate(g.effective_until);
+    const same =
+      prior &&
+      prior.authorization_type === g.authorization_type &&
+      prior.delegation_type === g.delegation_type &&
+      prior.authorized_for === g.authorized_for &&
+      JSON.stringify(prior.countries) === JSON.stringify(g.countries) &&
+      normDate(prior.effective_from) === normDate(g.effective_from) &&
+      normDate(prior.effective_until) === normDate(g.effective_until);
     if (same) continue;
     await tx.query(sql`
       INSERT INTO registry_authorizations (agent_id, property_id, publisher_id, authorization_type, delegation_type, authorized_for, countries, effective_from, effective_until, created_at, updated_at)
@@ -335,6 +366,112 @@ export async function upsertPublisherFromAdagents(tx: Queryable, rawDomain: stri
   return diff;
 }
 
+/** Identifiers two lists share (same type and value). */
+function overlap(a: ReadonlyArray<{ type: string; value: string }>, b: ReadonlyArray<{ type: string; value: string }>) {
+  const keys = new Set(b.map((i) => `${i.type}|${i.value}`));
+  return a.filter((i) => keys.has(`${i.type}|${i.value}`));
+}
+
+interface ParsedCollection {
+  collection_id: string;
+  name: string;
+  kind: string | null;
+  data: Json;
+  distribution: CollectionChange['distribution'];
+}
+
+function parseCollections(list: unknown, fileDomain: string): ParsedCollection[] {
+  const out = new Map<string, ParsedCollection>();
+  for (const c of Array.isArray(list) ? (list as unknown[]) : []) {
+    if (!c || typeof c !== 'object') continue;
+    const o = c as Json;
+    if (typeof o.collection_id !== 'string' || !o.collection_id || typeof o.name !== 'string' || out.has(o.collection_id)) continue;
+    const distribution = (Array.isArray(o.distribution) ? (o.distribution as Json[]) : [])
+      .filter((d) => d && typeof d === 'object')
+      .map((d) => ({
+        publisher_domain: (typeof d.publisher_domain === 'string' && normalizeDomain(d.publisher_domain)) || fileDomain,
+        identifiers: (Array.isArray(d.identifiers) ? (d.identifiers as Json[]) : [])
+          .filter((i) => i && typeof i.type === 'string' && typeof i.value === 'string')
+          .map((i) => ({ type: i.type as string, value: (i.value as string).trim().toLowerCase() })),
+      }))
+      .filter((d) => d.identifiers.length > 0);
+    out.set(o.collection_id, { collection_id: o.collection_id, name: o.name, kind: typeof o.kind === 'string' ? o.kind : null, data: o, distribution });
+  }
+  return [...out.values()];
+}
+
+/**
+ * Project a file's collections: created, updated (data or distribution changed), removed (no longer
+ * listed), and merged: a collection whose distribution identifiers overlap an older active collection
+ * (of this or another publisher) is the same show, so it becomes merged into that one.
+ */
+async function projectCollections(tx: Queryable, publisherId: string, domain: string, list: unknown, now: Date, diff: ProjectedDiff): Promise<void> {
+  const parsed = parseCollections(list, domain);
+  const existing = await tx.query<{ id: string; collection_id: string; name: string; kind: string | null; data: Json; status: string }>(sql`
+    SELECT id::text, collection_id, name, kind, data, status FROM registry_collections WHERE publisher_id = ${publisherId}::uuid`);
+  const byId = new Map(existing.map((c) => [c.collection_id, c]));
+  const change = (rid: string, c: Pick<ParsedCollection, 'collection_id' | 'name' | 'kind' | 'distribution'>): CollectionChange => ({
+    collection_rid: rid,
+    collection_id: c.collection_id,
+    publisher_domain: domain,
+    name: c.name,
+    kind: c.kind,
+    distribution: c.distribution,
+  });
+  const touched: Array<{ rid: string; distribution: ParsedCollection['distribution'] }> = [];
+  for (const c of parsed) {
+    const prior = byId.get(c.collection_id);
+    if (prior && prior.status === 'merged') continue; // already one with another record
+    let rid = prior?.id;
+    if (!prior) {
+      rid = defaultIds.uuid7();
+      await tx.query(sql`
+        INSERT INTO registry_collections (id, publisher_id, collection_id, name, kind, data, status, created_at, updated_at)
+        VALUES (${rid}::uuid, ${publisherId}::uuid, ${c.collection_id}::text, ${c.name}::text, ${c.kind}::text, ${c.data}::jsonb, 'active', ${now}::timestamptz, ${now}::timestamptz)`);
+      diff.collections.created.push(change(rid, c));
+    } else if (canonicalJson(prior.data) !== canonicalJson(c.data) || prior.status !== 'active') {
+      await tx.query(sql`
+        UPDATE registry_collections SET name = ${c.name}::text, kind = ${c.kind}::text, data = ${c.data}::jsonb, status = 'active', updated_at = ${now}::timestamptz
+        WHERE id = ${prior.id}::uuid`);
+      diff.collections.updated.push(change(prior.id, c));
+    } else continue;
+    await tx.query(sql`DELETE FROM registry_collection_identifiers WHERE collection_rid = ${rid!}::uuid`);
+    const ids = c.distribution.flatMap((d) => d.identifiers.map((i) => ({ ...i, publisher_domain: d.publisher_domain })));
+    if (ids.length) {
+      await tx.query(sql`
+        INSERT INTO registry_collection_identifiers (collection_rid, type, value, publisher_domain)
+        SELECT ${rid!}::uuid, t, v, p FROM unnest(${ids.map((i) => i.type)}::text[], ${ids.map((i) => i.value)}::text[], ${ids.map((i) => i.publisher_domain)}::text[]) AS x(t, v, p)
+        ON CONFLICT DO NOTHING`);
+    }
+    touched.push({ rid: rid!, distribution: c.distribution });
+  }
+  const listed = new Set(parsed.map((c) => c.collection_id));
+  for (const prior of existing) {
+    if (listed.has(prior.collection_id) || prior.status !== 'active') continue;
+    await tx.query(sql`UPDATE registry_collections SET status = 'removed', updated_at = ${now}::timestamptz WHERE id = ${prior.id}::uuid`);
+    diff.collections.removed.push(change(prior.id, { collection_id: prior.collection_id, name: prior.name, kind: prior.kind, distribution: [] }));
+  }
+  // Merges: the newer record goes into the oldest active one sharing a distribution identifier.
+  for (const t of touched) {
+    const ids = t.distribution.flatMap((d) => d.identifiers);
+    if (!ids.length) continue;
+    const [other] = await tx.query<{ id: string }>(sql`
+      SELECT c.id::text FROM registry_collections c
+      WHERE c.status = 'active' AND c.id <> ${t.rid}::uuid AND c.id < ${t.rid}::uuid
+        AND EXISTS (SELECT 1 FROM registry_collection_identifiers i
+                    WHERE i.collection_rid = c.id AND (i.type, i.value) IN (SELECT * FROM unnest(${ids.map((i) => i.type)}::text[], ${ids.map((i) => i.value)}::text[])))
+      ORDER BY c.id LIMIT 1`);
+    if (!other) continue;
+    const shared = await tx.query<{ type: string; value: string }>(sql`
+      SELECT DISTINCT type, value FROM registry_collection_identifiers WHERE collection_rid = ${other.id}::uuid
+        AND (type, value) IN (SELECT * FROM unnest(${ids.map((i) => i.type)}::text[], ${ids.map((i) => i.value)}::text[])) ORDER BY type, value`);
+    await tx.query(
+      sql`UPDATE registry_collections SET status = 'merged', merged_into = ${other.id}::uuid, updated_at = ${now}::timestamptz WHERE id = ${t.rid}::uuid`,
+    );
+    diff.collections.merged.push({ rid: t.rid, merged_into: other.id, publisher_domain: domain, identifiers: shared });
+  }
+}
+
 async function writeIdentifiers(tx: Queryable, propertyId: string, identifiers: Array<{ type: string; value: string }>): Promise<void> {
   await tx.query(sql`DELETE FROM registry_property_identifiers WHERE property_id = ${propertyId}::uuid`);
   if (identifiers.length === 0) return;
@@ -346,20 +483,6 @@ async function writeIdentifiers(tx: Queryable, propertyId: string, identifiers: 
 
 // ---- brand.json (operator side) ------------------------------------------------------------
 
-export interface OperatorProperty {
-  property_type: string;
-  identifier: string;
-  relationship: string;
-  brand_id: string | null;
-}
-
-export interface BrandJsonDiff {
-  domain: string;
-  created: boolean;
-  properties: { added: OperatorProperty[]; removed: OperatorProperty[]; changed: OperatorProperty[] };
-  agents: { added: string[]; removed: string[] };
-}
-
 /** Properties and agents a brand.json declares (top level, house level and every brands[] entry). */
 export function brandJsonDeclarations(doc: unknown): { properties: OperatorProperty[]; agents: Array<{ url: string; type: string | null }>; names: string[] } {
   const file = (doc && typeof doc === 'object' ? doc : {}) as Json;
@@ -367,14 +490,20 @@ export function brandJsonDeclarations(doc: unknown): { properties: OperatorPrope
   const agents = new Map<string, { url: string; type: string | null }>();
   const names = new Set<string>();
   const scopes: Array<{ node: Json; brandId: string | null }> = [{ node: file, brandId: null }];
-  for (const b of Array.isArray(file.brands) ? (file.brands as Json[]) : []) if (b && typeof b === 'object') scopes.push({ node: b, brandId: typeof b.id === 'string' ? b.id : null });
+  for (const b of Array.isArray(file.brands) ? (file.brands as Json[]) : [])
+    if (b && typeof b === 'object') scopes.push({ node: b, brandId: typeof b.id === 'string' ? b.id : null });
   if (typeof file.house?.name === 'string') names.add(file.house.name);
   for (const { node, brandId } of scopes) {
     for (const n of Array.isArray(node.names) ? node.names : []) for (const value of Object.values(n ?? {})) if (typeof value === 'string') names.add(value);
     if (typeof node.name === 'string') names.add(node.name);
     for (const p of Array.isArray(node.properties) ? (node.properties as Json[]) : []) {
       if (!p || typeof p.type !== 'string' || typeof p.identifier !== 'string') continue;
-      const prop = { property_type: p.type, identifier: p.identifier.trim().toLowerCase(), relationship: typeof p.relationship === 'string' ? p.relationship : 'owned', brand_id: brandId };
+      const prop = {
+        property_type: p.type,
+        identifier: p.identifier.trim().toLowerCase(),
+        relationship: typeof p.relationship === 'string' ? p.relationship : 'owned',
+        brand_id: brandId,
+      };
       properties.set(`${prop.property_type}|${prop.identifier}`, prop);
     }
     const agentList = [...(Array.isArray(node.agents) ? node.agents : []), ...(node.brand_agent ? [node.brand_agent] : [])] as Json[];
@@ -395,10 +524,13 @@ export async function upsertOperatorFromBrandJson(tx: Queryable, rawDomain: stri
   if (!domain) throw new Error(`upsertOperatorFromBrandJson: invalid domain ${JSON.stringify(rawDomain)}`);
   const decl = opts.valid ? brandJsonDeclarations(doc) : { properties: [], agents: [], names: [] };
   const houseName = opts.valid && typeof (doc as Json)?.house?.name === 'string' ? (doc as Json).house.name : (decl.names[0] ?? null);
-  const created = (await tx.query(sql`
+  const created =
+    (
+      await tx.query(sql`
     INSERT INTO registry_operators (domain, brand_json, brand_json_valid, house_name, brand_names, updated_at)
     VALUES (${domain}::text, ${doc ?? null}::jsonb, ${opts.valid}::boolean, ${houseName}::text, ${decl.names}::text[], ${opts.now}::timestamptz)
-    ON CONFLICT (domain) DO NOTHING RETURNING domain`)).length > 0;
+    ON CONFLICT (domain) DO NOTHING RETURNING domain`)
+    ).length > 0;
   if (!created) {
     await tx.query(sql`
       UPDATE registry_operators SET brand_json = ${doc ?? null}::jsonb, brand_json_valid = ${opts.valid}::boolean, house_name = ${houseName}::text,
@@ -440,32 +572,3 @@ export async function upsertOperatorFromBrandJson(tx: Queryable, rawDomain: stri
 }
 
 // ---- Service for other plugins (the crawl pipeline) -----------------------------------------
-
-export interface DiscoveryProjectionService {
-  /** Own transaction; `inTransaction` runs in it (append feed events there); search synced after commit. */
-  projectAdagents(domain: string, doc: unknown, opts: AdagentsOptions & { inTransaction?: (tx: Queryable, diff: AdagentsDiff) => Promise<void> }): Promise<AdagentsDiff>;
-  projectBrandJson(domain: string, doc: unknown, opts: { valid: boolean; now: Date; inTransaction?: (tx: Queryable, diff: BrandJsonDiff) => Promise<void> }): Promise<BrandJsonDiff>;
-}
-
-export const DiscoveryProjection = token<DiscoveryProjectionService>('registry.discovery-projection');
-
-export function createDiscoveryProjection(db: DatabasePort, search: () => SearchPort | undefined): DiscoveryProjectionService {
-  return {
-    async projectAdagents(domain, doc, opts) {
-      const diff = await db.transaction(async (tx) => {
-        const d = await upsertPublisherFromAdagents(tx, domain, doc, opts);
-        await opts.inTransaction?.(tx, d);
-        return d;
-      });
-      await syncSearch(search(), diff.profiles);
-      return diff;
-    },
-    async projectBrandJson(domain, doc, opts) {
-      return db.transaction(async (tx) => {
-        const d = await upsertOperatorFromBrandJson(tx, domain, doc, opts);
-        await opts.inTransaction?.(tx, d);
-        return d;
-      });
-    },
-  };
-}

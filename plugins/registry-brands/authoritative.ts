@@ -1,5 +1,5 @@
 import type { Queryable } from '../../core/ports/database.ts';
-import { recordAuthoritative } from '../registry-revisions/store.ts';
+import { recordAuthoritative } from '../../lib/revisioned/store.ts';
 import { BRAND_TABLES } from './tables.ts';
 import type { BrandData } from './schemas.ts';
 
@@ -23,6 +23,12 @@ export async function recordBrandJson(
     ...(own?.keller_type ? { keller_type: own.keller_type } : {}),
     ...(typeof doc.house?.domain === 'string' ? { house_domain: doc.house.domain } : {}),
   };
-  const { created, entry } = await recordAuthoritative(tx, BRAND_TABLES, domain, { source: 'brand_json', data, document: doc, id: options.newId(), now: options.now });
+  const { created, entry } = await recordAuthoritative(tx, BRAND_TABLES, domain, {
+    source: 'brand_json',
+    data,
+    document: doc,
+    id: options.newId(),
+    now: options.now,
+  });
   return { created, id: entry.id };
 }

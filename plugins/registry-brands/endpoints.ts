@@ -1,12 +1,14 @@
 import { defineEndpoint, Reply, type EndpointDefinition } from '../../core/endpoint.ts';
 import { sql } from '../../core/sql.ts';
-import { findEntry, type Entry } from '../registry-revisions/store.ts';
-import type { EntryCache } from '../registry-revisions/cache.ts';
-import { revisionEndpoints, SAVE_LIMIT, type RevisionDeps } from '../registry-revisions/endpoints.ts';
-import { likePattern } from '../registry-revisions/search.ts';
+import { findEntry, type Entry } from '../../lib/revisioned/store.ts';
+import type { EntryCache } from '../../lib/revisioned/cache.ts';
+import { revisionEndpoints, saveLimits, type RevisionDeps } from '../../lib/revisioned/endpoints.ts';
+import { likePattern } from '../../lib/revisioned/search.ts';
 import { BRAND_TABLES } from './tables.ts';
 import { registryItem, resolution } from './resolve.ts';
 import * as s from './schemas.ts';
+import { enrichEndpoint } from './enrich/endpoint.ts';
+import { brandJsonOut, brandRegistryOut, brandResolution } from './responses.ts';
 
 export function brandEndpoints(deps: RevisionDeps, cache: EntryCache<any>): EndpointDefinition[] {
   const { db } = deps;
@@ -21,13 +23,19 @@ export function brandEndpoints(deps: RevisionDeps, cache: EntryCache<any>): Endp
       domainOf: (body) => body.domain,
       toData: ({ domain: _d, edit_summary: _e, ...data }) => data,
       resolution,
+      resolutionSchema: brandResolution,
       events: (outcome, actor) => [
         {
           event_type: outcome.created ? 'brand.created' : 'brand.updated',
           entity_type: 'brand',
           entity_id: outcome.entry.id,
           actor,
-          payload: { domain: outcome.entry.domain, brand_name: outcome.entry.data.brand_name, source: outcome.entry.source, revision_number: outcome.entry.revision_number },
+          payload: {
+            domain: outcome.entry.domain,
+            brand_name: outcome.entry.data.brand_name,
+            source: outcome.entry.source,
+            revision_number: outcome.entry.revision_number,
+          },
         },
       ],
       saveResult: ({ created, entry }, domain) =>
@@ -41,9 +49,11 @@ export function brandEndpoints(deps: RevisionDeps, cache: EntryCache<any>): Endp
 
   return [
     ...shared.endpoints,
+    enrichEndpoint(deps, shared.write),
     defineEndpoint({
       method: 'POST',
       path: '/api/brands/discovered/community',
+      success: { schema: shared.saveSchema },
       summary: 'Legacy brand submission; same rules as /api/brands/save',
       description: 'Deprecated: use POST /api/brands/save.',
       tags,
@@ -51,7 +61,7 @@ export function brandEndpoints(deps: RevisionDeps, cache: EntryCache<any>): Endp
       tier: 'member',
       body: s.saveBody,
       errors: [403, 409],
-      rateLimits: [{ ...SAVE_LIMIT, name: 'brand.save' }],
+      rateLimits: saveLimits('brand', deps.orgCaps),
       async handler({ body, principal }) {
         return new Reply(200, await shared.save(body, principal!), { deprecation: 'true', link: '</api/brands/save>; rel="successor-version"' });
       },
@@ -59,6 +69,8 @@ export function brandEndpoints(deps: RevisionDeps, cache: EntryCache<any>): Endp
     defineEndpoint({
       method: 'GET',
       path: '/api/brands/brand-json',
+      tool: 'get_brand_json',
+      success: { schema: brandJsonOut },
       summary: 'The stored authoritative brand.json of a domain',
       tags,
       query: s.domainQuery,
@@ -66,12 +78,19 @@ export function brandEndpoints(deps: RevisionDeps, cache: EntryCache<any>): Endp
       async handler({ query }) {
         const entry = await findEntry<s.BrandData>(db, BRAND_TABLES, query.domain);
         if (!entry?.authoritative) return new Reply(404, { error: 'not_found', message: `No brand.json is stored for ${query.domain}`, domain: query.domain });
-        return { domain: entry.domain, url: `https://${entry.domain}/.well-known/brand.json`, data: entry.authoritative, fetched_at: new Date(entry.updated_at).toISOString() };
+        return {
+          domain: entry.domain,
+          url: `https://${entry.domain}/.well-known/brand.json`,
+          data: entry.authoritative,
+          fetched_at: new Date(entry.updated_at).toISOString(),
+        };
       },
     }),
     defineEndpoint({
       method: 'GET',
       path: '/api/brands/registry',
+      tool: 'list_brands',
+      success: { schema: brandRegistryOut },
       summary: 'List brands with search and pagination',
       tags,
       query: s.registryQuery,

@@ -1,4 +1,4 @@
-import type { Entry } from '../registry-revisions/store.ts';
+import type { Entry } from '../../lib/revisioned/store.ts';
 import type { BrandData } from './schemas.ts';
 
 /** The brand resolution result (SUPPLEMENT "Registry REST shapes"). */

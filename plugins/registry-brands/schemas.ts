@@ -1,8 +1,9 @@
 import * as v from 'valibot';
-import { domainSchema } from '../../core/domain.ts';
+import { domainSchema } from '../../lib/domain.ts';
 import { qInt } from '../../core/endpoint.ts';
 
-const text = (max: number) => v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
+const text = (max: number) =>
+  v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
 const httpsUrl = v.pipe(v.string('must be a string'), v.maxLength(2048), v.url('must be a URL'), v.regex(/^https?:\/\//i, 'must be an http(s) URL'));
 
 export const kellerTypes = ['master', 'sub_brand', 'endorsed', 'independent'] as const;
@@ -19,7 +20,12 @@ export const brandManifest = v.looseObject({
   ),
   colors: v.optional(
     v.pipe(
-      v.array(v.object({ hex: v.pipe(v.string(), v.regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/, 'must be #RGB or #RRGGBB')), type: v.optional(text(64)) })),
+      v.array(
+        v.object({
+          hex: v.pipe(v.string(), v.regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/, 'must be #RGB or #RRGGBB')),
+          type: v.optional(text(64)),
+        }),
+      ),
       v.maxLength(50, 'accepts at most 50 colors'),
     ),
   ),

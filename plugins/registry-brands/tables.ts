@@ -1,4 +1,4 @@
-import type { RevisionTables } from '../registry-revisions/store.ts';
+import type { RevisionTables } from '../../lib/revisioned/store.ts';
 
 export const BRAND_TABLES: RevisionTables = {
   entries: 'brands',

@@ -4,11 +4,12 @@ import { CrawlerError } from '../../core/ports/crawler.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
-import { recordAgentCapabilities, type AgentCapabilities } from '../registry-agents/store/agents.ts';
-import { canonicalJson } from '../registry-agents/projection.ts';
-import { AgentUnreachableError, connectAgent, describeFailure, type AgentProtocol } from '../registry-probes/agent-session.ts';
+import type { AgentCapabilities, DiscoveryPort } from '../../core/ports/discovery.ts';
+import type { EventVisibility } from '../../core/ports/events.ts';
+import { canonicalJson } from '../../lib/canonical-json.ts';
+import { AgentUnreachableError, connectAgent, describeFailure, type AgentLimits, type AgentProtocol } from '../../lib/agent-clients/session.ts';
 import { enqueueCrawl, type JobSettings } from './jobs.ts';
-import { TransientCrawlError } from './documents.ts';
+import { TransientCrawlError } from '../../lib/registry-documents/fetch.ts';
 import type { CrawlDeps } from './pipeline.ts';
 import { CRAWLER_ACTOR } from './events.ts';
 
@@ -41,9 +42,9 @@ export type AgentCheckResult =
   | { status: 'error'; agent_url: string; error: string }
   | { status: 'skipped'; agent_url: string; reason: string };
 
-export type AgentCheckDeps = Pick<CrawlDeps, 'db' | 'crawler' | 'events' | 'clock' | 'logger'> & {
+export type AgentCheckDeps = Pick<CrawlDeps, 'db' | 'crawler' | 'events' | 'clock' | 'logger' | 'projection'> & {
   namespace: string;
-  agentLimits?: { timeoutMs: number; maxBytes: number };
+  agentLimits?: AgentLimits;
 };
 
 /**
@@ -53,27 +54,27 @@ export type AgentCheckDeps = Pick<CrawlDeps, 'db' | 'crawler' | 'events' | 'cloc
  * Like the publisher schedule, a due target's next time moves one TTL ahead at once, so several
  * schedulers never queue it twice. Returns the agent URLs queued.
  */
-export async function scheduleAgentChecks(db: DatabasePort, deps: { clock: ClockPort; ids: IdsPort; settings: JobSettings }, limit = 1000): Promise<string[]> {
+export async function scheduleAgentChecks(
+  db: DatabasePort,
+  deps: { clock: ClockPort; ids: IdsPort; settings: JobSettings; projection: Pick<DiscoveryPort, 'enrolledAgents'> },
+  limit = 1000,
+): Promise<string[]> {
   const now = deps.clock.now();
-  const ttl = `${deps.settings.agentTtlMs} milliseconds`;
+  const ttl = deps.settings.agentTtlMs;
+  const agents = (await deps.projection.enrolledAgents()).map((a) => ({ url: a.url, crawled: a.crawledAt?.toISOString() ?? null }));
   return db.transaction(async (tx) => {
-    const [model] = await tx.query<{ present: boolean }>(sql`SELECT to_regclass('registry_agents') IS NOT NULL AS present`);
-    if (!model?.present) return [];
-    await tx.query(sql`
-      DELETE FROM crawl_agent_targets t
-      WHERE NOT EXISTS (SELECT 1 FROM registry_agents a WHERE a.url = t.agent_url AND a.owner_org_id IS NOT NULL)`);
+    const enrolled = sql`jsonb_to_recordset(${agents}::jsonb) AS a(url text, crawled timestamptz)`;
+    await tx.query(sql`DELETE FROM crawl_agent_targets t WHERE NOT EXISTS (SELECT 1 FROM ${enrolled} WHERE a.url = t.agent_url)`);
     await tx.query(sql`
       INSERT INTO crawl_agent_targets (agent_url, next_check_at)
-      SELECT a.url, coalesce(c.crawled_at + ${ttl}::interval, ${now}::timestamptz)
-      FROM registry_agents a LEFT JOIN registry_agent_capabilities c ON c.agent_id = a.id
-      WHERE a.owner_org_id IS NOT NULL
+      SELECT a.url, coalesce(a.crawled + ${`${ttl} milliseconds`}::interval, ${now}::timestamptz) FROM ${enrolled}
       ON CONFLICT (agent_url) DO NOTHING`);
     await tx.query(sql`
-      UPDATE crawl_agent_targets t SET next_check_at = c.crawled_at + ${ttl}::interval
-      FROM registry_agents a JOIN registry_agent_capabilities c ON c.agent_id = a.id
-      WHERE a.url = t.agent_url AND t.next_check_at <= ${now}::timestamptz AND c.crawled_at + ${ttl}::interval > ${now}::timestamptz`);
+      UPDATE crawl_agent_targets t SET next_check_at = a.crawled + ${`${ttl} milliseconds`}::interval
+      FROM ${enrolled}
+      WHERE a.url = t.agent_url AND t.next_check_at <= ${now}::timestamptz AND a.crawled + ${`${ttl} milliseconds`}::interval > ${now}::timestamptz`);
     const due = await tx.query<{ agent_url: string }>(sql`
-      UPDATE crawl_agent_targets SET next_check_at = ${new Date(now.getTime() + deps.settings.agentTtlMs)}::timestamptz
+      UPDATE crawl_agent_targets SET next_check_at = ${new Date(now.getTime() + ttl)}::timestamptz
       WHERE agent_url IN (
         SELECT agent_url FROM crawl_agent_targets WHERE next_check_at <= ${now}::timestamptz ORDER BY next_check_at LIMIT ${limit}::int FOR UPDATE SKIP LOCKED
       )
@@ -86,35 +87,16 @@ export async function scheduleAgentChecks(db: DatabasePort, deps: { clock: Clock
 const isTransient = (e: unknown) =>
   (e instanceof CrawlerError && ['timeout', 'connection_failed', 'dns_failed'].includes(e.code)) || (e instanceof AgentUnreachableError && e.timedOut);
 
-interface StoredRow {
-  id: string;
-  protocol: AgentProtocol | null;
-  visibility: string;
-  enrolled: boolean;
-  creative_capabilities: unknown;
-  signals_capabilities: unknown;
-  metrics: unknown;
-  has_caps: boolean;
-}
-
 /**
  * Refresh one enrolled agent's capability catalogs: call its `get_{ns}_capabilities` over its
  * protocol, through the crawler port, and store creative / signals capabilities and the
  * measurement metric catalog. When they changed, `agent.profile_updated` is appended in the same
- * transaction (not for private agents: the feed would reveal them). An agent that answers
+ * transaction, readable by whoever the catalog shows the agent to. An agent that answers
  * unusably is a recorded verdict (`status: 'error'`); a network failure or timeout throws
  * TransientCrawlError so the job is retried with backoff.
  */
 export async function refreshAgentCapabilities(deps: AgentCheckDeps, agentUrl: string): Promise<AgentCheckResult> {
-  const load = async (q: Pick<DatabasePort, 'query'>, lock: boolean) => {
-    const [row] = await q.query<StoredRow>(sql`
-      SELECT a.id::text, a.protocol, a.visibility, a.owner_org_id IS NOT NULL AS enrolled,
-        c.creative_capabilities, c.signals_capabilities, c.metrics, c.agent_id IS NOT NULL AS has_caps
-      FROM registry_agents a LEFT JOIN registry_agent_capabilities c ON c.agent_id = a.id
-      WHERE a.url = ${agentUrl}::text ${lock ? sql`FOR UPDATE OF a` : sql.empty}`);
-    return row ?? null;
-  };
-  const before = await load(deps.db, false);
+  const before = await deps.projection.agentState(deps.db, agentUrl);
   if (!before?.enrolled) return { status: 'skipped', agent_url: agentUrl, reason: 'not enrolled' };
 
   const tool = `get_${deps.namespace}_capabilities`;
@@ -142,20 +124,22 @@ export async function refreshAgentCapabilities(deps: AgentCheckDeps, agentUrl: s
 
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
-    const row = await load(tx, true);
+    const row = await deps.projection.agentState(tx, agentUrl, true);
     if (!row?.enrolled) return { status: 'skipped' as const, agent_url: agentUrl, reason: 'not enrolled' };
-    const old = { creative_capabilities: row.creative_capabilities ?? null, signals_capabilities: row.signals_capabilities ?? null, metrics: row.metrics ?? [] };
+    const old = row.capabilities;
     const changed = (['creative_capabilities', 'signals_capabilities', 'metrics'] as const).filter((k) => canonicalJson(old[k]) !== canonicalJson(caps[k]));
-    await recordAgentCapabilities(tx, agentUrl, caps, now);
+    await deps.projection.recordAgentCapabilities(tx, agentUrl, caps, now);
     const metricIds = [...new Set(caps.metrics.map((m) => m.metric_id))];
     let events = 0;
-    if (changed.length && row.visibility !== 'private') {
+    if (changed.length) {
       await deps.events.append(tx, {
         event_type: 'agent.profile_updated',
         entity_type: 'agent',
         entity_id: row.id,
         payload: { agent_url: agentUrl, change: 'capabilities', changed, capabilities: caps, crawled_at: now.toISOString() },
         actor: CRAWLER_ACTOR,
+        visibility: row.visibility as EventVisibility,
+        owner_org_id: row.owner_org_id,
       });
       events = 1;
     }

@@ -6,8 +6,9 @@ import type { DatabasePort } from '../../core/ports/database.ts';
 import type { RateLimiterPort } from '../../core/ports/rate-limit.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
-import { normalizeDomainInput } from '../crawler-http/hostnames.ts';
+import { tryNormalizeDomain } from '../../lib/domain.ts';
 import { enqueueCrawl, findJob, type JobSettings } from './jobs.ts';
+import * as r from '../../lib/response-schemas.ts';
 
 /** SPEC Limits: one request per domain per 5 minutes, 30 per hour per user (counted in the database). */
 export const CRAWL_LIMITS = { perDomain: { limit: 1, windowSeconds: 300 }, perUser: { limit: 30, windowSeconds: 3600 } };
@@ -31,15 +32,17 @@ export function crawlEndpoints(deps: Deps) {
   const request = defineEndpoint({
     method: 'POST',
     path: '/api/registry/crawl-request',
+    tool: 'request_crawl',
+    success: { status: 202, description: 'Queued', schema: r.obj({ message: r.str, domain: r.str, request_id: r.str }) },
     summary: 'Request a re-crawl of a publisher domain',
-    description: 'Validates the domain (format, DNS must resolve to public addresses), queues a crawl and answers 202 at once. One request per domain per 5 minutes and 30 per hour per user, shared by every instance.',
-    tags: ['crawl'],
+    description:
+      'Validates the domain (format, DNS must resolve to public addresses), queues a crawl and answers 202 at once. One request per domain per 5 minutes and 30 per hour per user, shared by every instance.',
+    tags: ['Crawling'],
     auth: 'required',
     body: v.object({ domain: v.pipe(v.string('must be a string'), v.maxLength(300, 'is too long')) }),
-    success: { status: 202, description: '{message, domain, request_id}' },
     errors: [400, 401, 429],
     async handler({ body, principal }) {
-      const domain = normalizeDomainInput(body.domain);
+      const domain = tryNormalizeDomain(body.domain);
       if (!domain) throw invalid('domain: must be a domain name such as example.com', 'domain');
       try {
         await deps.crawler.assertPublicHost(domain);
@@ -61,8 +64,23 @@ export function crawlEndpoints(deps: Deps) {
   const status = defineEndpoint({
     method: 'GET',
     path: '/api/registry/crawl-request/{id}',
+    tool: 'get_crawl_request',
+    success: {
+      schema: r.obj({
+        request_id: r.str,
+        domain: r.str,
+        status: r.str,
+        attempts: r.int,
+        max_attempts: r.int,
+        result: r.any,
+        last_error: r.nul(r.str),
+        created_at: r.nul(r.time),
+        finished_at: r.nul(r.time),
+        next_attempt_at: r.nul(r.time),
+      }),
+    },
     summary: 'Status of a crawl request',
-    tags: ['crawl'],
+    tags: ['Crawling'],
     auth: 'required',
     params: v.object({ id: v.pipe(v.string(), v.regex(UUID, 'must be a request id (UUID)')) }),
     errors: [400, 401, 404],

@@ -1,27 +1,26 @@
 import * as v from 'valibot';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
-import { definePlugin } from '../../core/plugin.ts';
-import { sql } from '../../core/sql.ts';
-import type { Token } from '../../core/token.ts';
+import { definePlugin, optional } from '../../core/plugin.ts';
+import type { Deployment } from '../../core/deployment.ts';
 import type { Logger } from '../../core/log.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { Endpoints } from '../../core/endpoint.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Crawler } from '../../core/ports/crawler.ts';
+import { RequestSigner, type OutgoingRequest, type RequestSignerPort } from '../../core/ports/request-signer.ts';
 import { EventLog } from '../../core/ports/events.ts';
 import { RateLimiter } from '../../core/ports/rate-limit.ts';
 import { Clock } from '../../core/ports/clock.ts';
 import { Ids } from '../../core/ports/ids.ts';
-import { Search } from '../../core/ports/search.ts';
 import { AdagentsRecords, BrandJsonRecords } from '../../core/ports/authoritative-records.ts';
-import { createDiscoveryProjection, DiscoveryProjection } from '../registry-agents/projection.ts';
+import { Discovery } from '../../core/ports/discovery.ts';
 import { crawlEndpoints } from './endpoints.ts';
 import { DEFAULT_SETTINGS, scheduleDue, type JobSettings } from './jobs.ts';
 import { CAPABILITY_LIMITS, scheduleAgentChecks } from './agent-capabilities.ts';
-import { createSchemaValidator as createDocumentValidator } from '../registry-agents/schema-validation.ts';
-import { startWorker, type WorkerDeps } from './worker.ts';
-import { DEFAULT_ORIGIN } from './documents.ts';
+import { createSchemaValidator as createDocumentValidator } from '../../lib/registry-documents/schema-validation.ts';
+import { runCrawlBatch, type WorkerDeps } from './worker.ts';
+import { DEFAULT_ORIGIN } from '../../lib/registry-documents/fetch.ts';
 
 export { crawlDomain } from './pipeline.ts';
 export { enqueueCrawl, claimJobs, completeJob, failJob, scheduleDue, findJob } from './jobs.ts';
@@ -64,83 +63,88 @@ export function settingsFrom(o: CrawlPluginOptions): JobSettings {
   };
 }
 
-interface PortSource {
-  get<T>(token: Token<T>): T;
-  tryGet<T>(token: Token<T>): T | undefined;
-  logger: Logger;
-  config: { protocol: { namespace: string } };
-}
+type WorkerPorts = Pick<WorkerDeps, 'db' | 'crawler' | 'events' | 'projection' | 'clock' | 'ids' | 'brandRecords' | 'adagentsRecords'>;
 
-/** Everything a crawl worker needs, from a deployment (the plugin, the CLI). */
-export function workerDeps(source: PortSource, o: CrawlPluginOptions): WorkerDeps {
-  const db = source.get(Database);
+function buildWorkerDeps(ports: WorkerPorts & { signer?: RequestSignerPort }, logger: Logger, namespace: string, o: CrawlPluginOptions): WorkerDeps {
+  const { signer, ...rest } = ports;
   return {
-    db,
-    crawler: source.get(Crawler),
-    events: source.get(EventLog),
-    projection: source.tryGet(DiscoveryProjection) ?? createDiscoveryProjection(db, () => source.tryGet(Search)),
+    ...rest,
     validator: createDocumentValidator(),
-    brandRecords: source.tryGet(BrandJsonRecords),
-    adagentsRecords: source.tryGet(AdagentsRecords),
-    clock: source.get(Clock),
-    logger: source.logger,
+    logger,
     origin: o.origin,
-    ids: source.get(Ids),
     settings: settingsFrom(o),
-    namespace: source.config.protocol.namespace,
-    agentLimits: { ...CAPABILITY_LIMITS, timeoutMs: o.agentTimeoutMs },
+    namespace,
+    // Capability refresh calls are signed when the deployment has a request-signing key.
+    agentLimits: { ...CAPABILITY_LIMITS, timeoutMs: o.agentTimeoutMs, ...(signer ? { sign: (r: OutgoingRequest) => signer.sign(r) } : {}) },
   };
 }
 
-const running = new WeakMap<object, Array<() => Promise<void> | void>>();
+/** A crawl worker's collaborators from an assembled deployment (the crawl CLI, tests). */
+export function workerDeps(deployment: Pick<Deployment, 'get' | 'tryGet' | 'logger' | 'config'>, input: v.InferInput<typeof options> = {}): WorkerDeps {
+  const ports: WorkerPorts & { signer?: RequestSignerPort } = {
+    db: deployment.get(Database),
+    crawler: deployment.get(Crawler),
+    events: deployment.get(EventLog),
+    projection: deployment.get(Discovery),
+    clock: deployment.get(Clock),
+    ids: deployment.get(Ids),
+    brandRecords: deployment.tryGet(BrandJsonRecords),
+    adagentsRecords: deployment.tryGet(AdagentsRecords),
+    signer: deployment.tryGet(RequestSigner),
+  };
+  return buildWorkerDeps(ports, deployment.logger, deployment.config.protocol.namespace, v.parse(options, input));
+}
 
 /**
  * The crawl pipeline: durable jobs (claimed with SKIP LOCKED + lease, retried with backoff),
  * adagents.json / brand.json fetch + schema validation + projection with feed events, the
  * scheduled re-crawl on a TTL, the refresh of enrolled agents' capabilities on their own TTL
  * (a second job kind on the same queue), and `POST /api/registry/crawl-request` (+ status).
- * The registry tables belong to registry-agents (discovery); their projection functions are used
- * directly when that plugin does not provide the DiscoveryProjection service.
+ * The registry tables belong to registry-agents; the pipeline reaches them through Discovery.
  */
 export default definePlugin({
   name: 'registry-crawl',
-  requires: [Database, Crawler, EventLog, RateLimiter],
-  optional: [DiscoveryProjection, Search, BrandJsonRecords, AdagentsRecords],
+  deps: {
+    db: Database,
+    crawler: Crawler,
+    events: EventLog,
+    limiter: RateLimiter,
+    projection: Discovery,
+    clock: Clock,
+    ids: Ids,
+    endpoints: Endpoints,
+    brandRecords: optional(BrandJsonRecords),
+    adagentsRecords: optional(AdagentsRecords),
+    signer: optional(RequestSigner),
+  },
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  register(ctx) {
-    const settings = settingsFrom(ctx.options);
-    ctx.get(Endpoints).add(
-      ...crawlEndpoints({ db: ctx.get(Database), crawler: ctx.get(Crawler), limiter: ctx.get(RateLimiter), clock: ctx.get(Clock), ids: ctx.get(Ids), settings }),
-    );
-  },
-  async start(ctx) {
-    const db = ctx.get(Database);
-    const [model] = await db.query<{ present: boolean }>(sql`SELECT to_regclass('registry_publishers') IS NOT NULL AS present`);
-    if (!model?.present) ctx.logger.error('registry tables are missing: add the registry-agents plugin (it owns them) or crawls will fail');
-    const deps = workerDeps(ctx, ctx.options);
-    const stops: Array<() => Promise<void> | void> = [];
-    const name = ctx.options.workerName ?? `${hostname()}:${process.pid}`;
-    if (ctx.options.workers > 0) {
-      const worker = startWorker(deps, { worker: `${name}:${crypto.randomUUID().slice(0, 8)}`, concurrency: ctx.options.workers, pollMs: ctx.options.pollIntervalMs });
-      stops.push(() => worker.stop());
+  init(d, kernel) {
+    const o = kernel.options;
+    const settings = settingsFrom(o);
+    const deps = buildWorkerDeps(d, kernel.logger, kernel.config.protocol.namespace, o);
+    d.endpoints.add(...crawlEndpoints({ db: d.db, crawler: d.crawler, limiter: d.limiter, clock: d.clock, ids: d.ids, settings }));
+    if (o.workers > 0) {
+      const worker = `${o.workerName ?? `${hostname()}:${process.pid}`}:${crypto.randomUUID().slice(0, 8)}`;
+      // A full batch means more jobs may wait: run again at once.
+      kernel.scheduler.add({
+        name: 'work',
+        intervalMs: o.pollIntervalMs,
+        run: async () => ((await runCrawlBatch(deps, worker, o.workers)) > 0 ? 'again' : undefined),
+      });
     }
-    if (ctx.options.scheduleIntervalMs > 0) {
-      const timer = setInterval(() => {
-        scheduleDue(db, deps)
-          .then((queued) => queued.length && ctx.logger.info({ queued: queued.length }, 're-crawl scheduled'))
-          .catch((err) => ctx.logger.warn({ err }, 're-crawl scheduling failed'));
-        scheduleAgentChecks(db, deps)
-          .then((queued) => queued.length && ctx.logger.info({ queued: queued.length }, 'agent capability refresh scheduled'))
-          .catch((err) => ctx.logger.warn({ err }, 'agent capability scheduling failed'));
-      }, ctx.options.scheduleIntervalMs);
-      timer.unref?.();
-      stops.push(() => clearInterval(timer));
+    if (o.scheduleIntervalMs > 0) {
+      kernel.scheduler.add({
+        name: 'schedule',
+        intervalMs: o.scheduleIntervalMs,
+        runAtStart: false,
+        async run() {
+          const publishers = await scheduleDue(d.db, deps);
+          if (publishers.length) kernel.logger.info({ queued: publishers.length }, 're-crawl scheduled');
+          const agents = await scheduleAgentChecks(d.db, deps);
+          if (agents.length) kernel.logger.info({ queued: agents.length }, 'agent capability refresh scheduled');
+        },
+      });
     }
-    running.set(ctx, stops);
-  },
-  async stop(ctx) {
-    for (const stop of running.get(ctx) ?? []) await stop();
-    running.delete(ctx);
   },
 });

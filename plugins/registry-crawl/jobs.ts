@@ -2,6 +2,7 @@ import { sql } from '../../core/sql.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
+import type { DiscoveryPort } from '../../core/ports/discovery.ts';
 
 /** `publisher`: crawl a domain's adagents.json / brand.json. `agent_capabilities`: refresh an enrolled agent's capabilities. */
 export type JobKind = 'publisher' | 'agent_capabilities';
@@ -69,7 +70,9 @@ export async function enqueueCrawl(
       ON CONFLICT (kind, domain) WHERE status IN ('queued', 'running') DO NOTHING
       RETURNING id::text`);
     if (inserted[0]) return { id: inserted[0].id, created: true };
-    const [open] = await db.query<{ id: string }>(sql`SELECT id::text FROM crawl_jobs WHERE kind = ${kind}::text AND domain = ${input.domain}::text AND status IN ('queued', 'running')`);
+    const [open] = await db.query<{ id: string }>(
+      sql`SELECT id::text FROM crawl_jobs WHERE kind = ${kind}::text AND domain = ${input.domain}::text AND status IN ('queued', 'running')`,
+    );
     // The open job may have finished between the two statements: try again.
     if (open) return { id: open.id, created: false };
   }
@@ -124,7 +127,12 @@ export async function completeJob(db: DatabasePort, deps: { clock: ClockPort; se
 }
 
 /** Record a failure: back to the queue after a doubling delay, or `failed` once attempts are spent. */
-export async function failJob(db: DatabasePort, deps: { clock: ClockPort; settings: JobSettings }, job: CrawlJob, error: string): Promise<'retry' | 'failed' | 'lost'> {
+export async function failJob(
+  db: DatabasePort,
+  deps: { clock: ClockPort; settings: JobSettings },
+  job: CrawlJob,
+  error: string,
+): Promise<'retry' | 'failed' | 'lost'> {
   const now = at(deps.clock);
   const s = deps.settings;
   const delay = Math.min(s.maxBackoffMs, s.backoffMs * 2 ** Math.max(0, job.attempts - 1));
@@ -174,14 +182,21 @@ async function touchAgentTarget(tx: Queryable, agentUrl: string, now: Date, next
  * whose TTL ran out gets a job (its next time is pushed one TTL ahead at once, so several
  * schedulers never queue it twice). Returns the domains queued.
  */
-export async function scheduleDue(db: DatabasePort, deps: { clock: ClockPort; ids: IdsPort; settings: JobSettings }, limit = 1000): Promise<string[]> {
+export async function scheduleDue(
+  db: DatabasePort,
+  deps: { clock: ClockPort; ids: IdsPort; settings: JobSettings; projection: Pick<DiscoveryPort, 'publishers'> },
+  limit = 1000,
+): Promise<string[]> {
   const now = at(deps.clock);
+  const publishers = (await deps.projection.publishers()).map((p) => ({
+    domain: p.domain,
+    next: new Date((p.lastValidated ?? now).getTime() + deps.settings.ttlMs),
+  }));
   return db.transaction(async (tx) => {
-    const [model] = await tx.query<{ present: boolean }>(sql`SELECT to_regclass('registry_publishers') IS NOT NULL AS present`);
-    if (model?.present) {
+    if (publishers.length) {
       await tx.query(sql`
         INSERT INTO crawl_targets (domain, next_crawl_at)
-        SELECT p.domain, coalesce(p.last_validated, ${now}::timestamptz) + ${`${deps.settings.ttlMs} milliseconds`}::interval FROM registry_publishers p
+        SELECT r.domain, r.next FROM jsonb_to_recordset(${publishers}::jsonb) AS r(domain text, next timestamptz)
         ON CONFLICT (domain) DO NOTHING`);
     }
     const due = await tx.query<{ domain: string }>(sql`

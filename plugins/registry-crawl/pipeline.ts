@@ -1,20 +1,20 @@
-import { sql } from '../../core/sql.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { CrawlerPort } from '../../core/ports/crawler.ts';
 import type { EventLogPort } from '../../core/ports/events.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { Logger } from '../../core/log.ts';
-import type { DiscoveryProjectionService, AdagentsDiff } from '../registry-agents/projection.ts';
-import { fetchAdagents, fetchBrandJson, TransientCrawlError, DEFAULT_ORIGIN, type FetchedDocument } from './documents.ts';
+import type { AdagentsDiff, DiscoveryPort } from '../../core/ports/discovery.ts';
+import { fetchAdagents, fetchBrandJson, TransientCrawlError, DEFAULT_ORIGIN, type FetchedDocument } from '../../lib/registry-documents/fetch.ts';
 import { eventsForDiff } from './events.ts';
 import type { AuthoritativeRecordsPort } from '../../core/ports/authoritative-records.ts';
-import type { SchemaValidator as DocumentValidator, SchemaIssue } from '../registry-agents/schema-validation.ts';
+import type { SchemaValidator as DocumentValidator, SchemaIssue } from '../../lib/registry-documents/schema-validation.ts';
 
 export interface CrawlDeps {
   db: DatabasePort;
   crawler: CrawlerPort;
   events: EventLogPort;
-  projection: DiscoveryProjectionService;
+  /** The discovery model (registry-agents' tables). */
+  projection: DiscoveryPort;
   validator: DocumentValidator;
   clock: ClockPort;
   logger: Logger;
@@ -31,7 +31,16 @@ export interface CrawlOutcome {
   source?: string;
   issues?: SchemaIssue[];
   brand_json: 'valid' | 'invalid' | 'missing' | 'unreachable';
-  changes: { properties_created: number; properties_updated: number; properties_stale: number; properties_reactivated: number; agents_discovered: number; authorizations_granted: number; authorizations_revoked: number; authorizations_modified: number };
+  changes: {
+    properties_created: number;
+    properties_updated: number;
+    properties_stale: number;
+    properties_reactivated: number;
+    agents_discovered: number;
+    authorizations_granted: number;
+    authorizations_revoked: number;
+    authorizations_modified: number;
+  };
   events: number;
 }
 
@@ -77,8 +86,7 @@ export async function crawlDomain(deps: CrawlDeps, domain: string): Promise<Craw
       },
     });
   } else {
-    const [known] = await deps.db.query(sql`SELECT 1 AS x FROM registry_publishers WHERE domain = ${domain}::text`);
-    if (known) {
+    if (await deps.projection.isKnownPublisher(domain)) {
       diff = await deps.projection.projectAdagents(domain, null, {
         valid: false,
         errors: [{ path: '/', message: `adagents.json answered ${adagents.status}` }],

@@ -41,33 +41,3 @@ export async function runCrawlBatch(
   );
   return jobs.length;
 }
-
-/** A polling worker: drains runnable jobs, then sleeps `pollMs`. */
-export function startWorker(deps: WorkerDeps, options: { worker: string; concurrency: number; pollMs: number }): { stop(): Promise<void> } {
-  let stopped = false;
-  let wake: (() => void) | null = null;
-  const loop = (async () => {
-    while (!stopped) {
-      let claimed = 0;
-      try {
-        claimed = await runCrawlBatch(deps, options.worker, options.concurrency);
-      } catch (error) {
-        deps.logger.error({ err: error }, 'crawl worker: claim failed');
-      }
-      if (claimed === 0 && !stopped) {
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, options.pollMs).unref?.();
-        });
-        wake = null;
-      }
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      (wake as (() => void) | null)?.();
-      await loop;
-    },
-  };
-}

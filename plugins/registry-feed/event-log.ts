@@ -1,6 +1,6 @@
 import { sql } from '../../core/sql.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
-import type { EventLogPort, NewEvent } from '../../core/ports/events.ts';
+import type { EventLogPort, FeedEvent, NewEvent } from '../../core/ports/events.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
 import { nextEventId } from './event-id.ts';
@@ -18,8 +18,19 @@ export function createEventLog(clock: ClockPort): EventLogPort {
       const list = Array.isArray(events) ? (events as readonly NewEvent[]) : [events as NewEvent];
       if (list.length === 0) return;
       const at = clock.now().toISOString();
-      const rows = list.map((e) => ({ ...e, created_at: at }));
+      const rows = list.map((e) => ({ ...e, visibility: e.visibility ?? 'public', owner_org_id: e.owner_org_id ?? null, created_at: at }));
       await tx.query(stagingInsert(rows));
+    },
+    async replicate(tx: Queryable, events: readonly FeedEvent[]) {
+      if (events.length === 0) return 0;
+      const inserted = await tx.query(sql`
+        INSERT INTO registry_events (event_id, event_type, entity_type, entity_id, payload, actor, created_at, visibility)
+        SELECT r.event_id, r.event_type, r.entity_type, r.entity_id, r.payload, r.actor, r.created_at, coalesce(r.visibility, 'public')
+        FROM jsonb_to_recordset(${events}::jsonb)
+          AS r(event_id uuid, event_type text, entity_type text, entity_id uuid, payload jsonb, actor text, created_at timestamptz, visibility text)
+        ON CONFLICT (event_id) DO NOTHING
+        RETURNING 1 AS x`);
+      return inserted.length;
     },
   };
 }
@@ -27,11 +38,11 @@ export function createEventLog(clock: ClockPort): EventLogPort {
 function stagingInsert(rows: unknown[]) {
   // WITH ORDINALITY keeps the caller's order, so one transaction's events keep their order in the feed.
   return sql`
-    INSERT INTO registry_event_staging (event_type, entity_type, entity_id, payload, actor, created_at)
-    SELECT r.event_type, r.entity_type, r.entity_id, r.payload, r.actor, r.created_at
+    INSERT INTO registry_event_staging (event_type, entity_type, entity_id, payload, actor, created_at, visibility, owner_org_id)
+    SELECT r.event_type, r.entity_type, r.entity_id, r.payload, r.actor, r.created_at, r.visibility, r.owner_org_id
     FROM jsonb_array_elements(${rows}::jsonb) WITH ORDINALITY AS e(doc, n)
     CROSS JOIN LATERAL jsonb_to_record(e.doc)
-      AS r(event_type text, entity_type text, entity_id uuid, payload jsonb, actor text, created_at timestamptz)
+      AS r(event_type text, entity_type text, entity_id uuid, payload jsonb, actor text, created_at timestamptz, visibility text, owner_org_id uuid)
     ORDER BY e.n`;
 }
 
@@ -43,6 +54,8 @@ interface StagedRow {
   payload: unknown;
   actor: string;
   created_at: string | Date;
+  visibility: string;
+  owner_org_id: string | null;
 }
 
 /**
@@ -74,7 +87,7 @@ export async function sequenceEvents(db: DatabasePort, ids: IdsPort, batch = 500
           WHERE seq IN (SELECT seq FROM registry_event_staging ORDER BY seq LIMIT ${batch}::int)
           RETURNING *
         )
-        SELECT seq::text, event_type, entity_type, entity_id::text, payload, actor, created_at FROM moved ORDER BY moved.seq`);
+        SELECT seq::text, event_type, entity_type, entity_id::text, payload, actor, created_at, visibility, owner_org_id::text FROM moved ORDER BY moved.seq`);
       if (staged.length === 0) return 0;
       const [top] = await tx.query<{ max: string | null }>(sql`SELECT event_id::text AS max FROM registry_events ORDER BY event_id DESC LIMIT 1`);
       let last = top?.max ?? null;
@@ -88,13 +101,15 @@ export async function sequenceEvents(db: DatabasePort, ids: IdsPort, batch = 500
           payload: s.payload,
           actor: s.actor,
           created_at: new Date(s.created_at).toISOString(),
+          visibility: s.visibility,
+          owner_org_id: s.owner_org_id,
         };
       });
       await tx.query(sql`
-        INSERT INTO registry_events (event_id, event_type, entity_type, entity_id, payload, actor, created_at)
-        SELECT r.event_id, r.event_type, r.entity_type, r.entity_id, r.payload, r.actor, r.created_at
+        INSERT INTO registry_events (event_id, event_type, entity_type, entity_id, payload, actor, created_at, visibility, owner_org_id)
+        SELECT r.event_id, r.event_type, r.entity_type, r.entity_id, r.payload, r.actor, r.created_at, r.visibility, r.owner_org_id
         FROM jsonb_to_recordset(${rows}::jsonb)
-          AS r(event_id uuid, event_type text, entity_type text, entity_id uuid, payload jsonb, actor text, created_at timestamptz)`);
+          AS r(event_id uuid, event_type text, entity_type text, entity_id uuid, payload jsonb, actor text, created_at timestamptz, visibility text, owner_org_id uuid)`);
       return staged.length;
     });
     if (moved < 0) return total;

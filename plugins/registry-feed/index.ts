@@ -22,21 +22,6 @@ const options = v.object({
   retentionBatch: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 5000),
 });
 
-const timers = new WeakMap<object, Array<() => void>>();
-
-/** Background loop that never overlaps itself and logs (does not throw) failures. */
-function every(ms: number, work: () => Promise<unknown>, onError: (e: unknown) => void): () => void {
-  if (ms <= 0) return () => {};
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    work().catch(onError).finally(() => (running = false));
-  }, ms);
-  timer.unref?.();
-  return () => clearInterval(timer);
-}
-
 /**
  * The change feed: the EventLog port (staged in the writer's transaction, sequenced into
  * gap-free monotonic UUID v7 ids), `GET /api/registry/feed`, and the 90-day retention job.
@@ -44,33 +29,25 @@ function every(ms: number, work: () => Promise<unknown>, onError: (e: unknown) =
 export default definePlugin({
   name: 'registry-feed',
   provides: [EventLog],
-  requires: [Database],
+  deps: { db: Database, clock: Clock, ids: Ids, endpoints: Endpoints },
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  register(ctx) {
-    const clock = ctx.get(Clock);
-    ctx.provide(EventLog, createEventLog(clock));
-    ctx.get(Endpoints).add(feedEndpoint({ db: ctx.get(Database), clock, ids: ctx.get(Ids) }));
-  },
-  start(ctx) {
-    const db = ctx.get(Database);
-    const ids = ctx.get(Ids);
-    const clock = ctx.get(Clock);
-    const stops = [
-      every(ctx.options.sequenceIntervalMs, () => sequenceEvents(db, ids), (err) => ctx.logger.warn({ err }, 'event sequencing failed')),
-      every(
-        ctx.options.retentionIntervalMs,
-        async () => {
-          const deleted = await pruneEvents(db, clock.now(), { batch: ctx.options.retentionBatch });
-          if (deleted) ctx.logger.info({ deleted }, 'feed retention: old events deleted');
+  init({ db, clock, ids, endpoints }, kernel) {
+    const o = kernel.options;
+    kernel.provide(EventLog, createEventLog(clock));
+    endpoints.add(feedEndpoint({ db, clock, ids }));
+    if (o.sequenceIntervalMs > 0) {
+      kernel.scheduler.add({ name: 'sequence', intervalMs: o.sequenceIntervalMs, run: async () => void (await sequenceEvents(db, ids)) });
+    }
+    if (o.retentionIntervalMs > 0) {
+      kernel.scheduler.add({
+        name: 'retention',
+        intervalMs: o.retentionIntervalMs,
+        async run() {
+          const deleted = await pruneEvents(db, clock.now(), { batch: o.retentionBatch });
+          if (deleted) kernel.logger.info({ deleted }, 'feed retention: old events deleted');
         },
-        (err) => ctx.logger.warn({ err }, 'feed retention failed'),
-      ),
-    ];
-    timers.set(ctx, stops);
-  },
-  stop(ctx) {
-    timers.get(ctx)?.forEach((stopTimer) => stopTimer());
-    timers.delete(ctx);
+      });
+    }
   },
 });

@@ -6,8 +6,18 @@ import type { FeedEvent } from '../../core/ports/events.ts';
 export const RETENTION_DAYS = 90;
 export const TYPE_PATTERN = /^[a-z][a-z0-9_.]*\*?$/;
 
+/** The reader's standing, as the catalog applies it. */
+export interface FeedReader {
+  /** Member or admin tier: reads members_only events. */
+  member: boolean;
+  /** Reads the private events of this organization. */
+  orgId: string | null;
+}
+
 export interface FeedQuery {
   cursor?: string;
+  /** Whose standing filters the page; absent only for trusted internal reads (every event). */
+  reader?: FeedReader;
   /** Exact types and prefix globs (`property.*`). */
   types?: readonly string[];
   limit: number;
@@ -34,12 +44,13 @@ interface EventRow {
   payload: Record<string, unknown>;
   actor: string;
   created_at: string | Date;
+  visibility: string;
 }
 
 const iso = (d: string | Date) => new Date(d).toISOString();
 
 export function toFeedEvent(r: EventRow): FeedEvent {
-  return {
+  const event: FeedEvent = {
     event_id: r.event_id,
     event_type: r.event_type,
     entity_type: r.entity_type,
@@ -48,6 +59,15 @@ export function toFeedEvent(r: EventRow): FeedEvent {
     actor: r.actor,
     created_at: iso(r.created_at),
   };
+  // Restricted events say so, so a mirror keeps them restricted.
+  if (r.visibility === 'members_only' || r.visibility === 'private') event.visibility = r.visibility;
+  return event;
+}
+
+/** Events the reader may see: public, members_only for members, private for the owning organization. */
+function visibleTo(reader: FeedReader | undefined) {
+  if (!reader) return sql.empty;
+  return sql`AND (visibility = 'public' OR (${reader.member}::boolean AND visibility = 'members_only') OR owner_org_id = ${reader.orgId}::uuid)`;
 }
 
 function typeFilter(types: readonly string[] | undefined) {
@@ -64,23 +84,27 @@ function typeFilter(types: readonly string[] | undefined) {
 /**
  * One page of the feed after `cursor`. An unknown cursor, or one whose event is older than the
  * retention window, is 410 `cursor_expired`: the caller must rebuild from the listings.
- * Call the sequencer first so committed events are visible.
+ * `beforeRead` runs once the cursor is known good (the endpoint sequences committed events
+ * there, so a refused read moves nothing).
  */
-export async function readFeed(db: Queryable, query: FeedQuery, now: Date): Promise<FeedPage> {
+export async function readFeed(db: Queryable, query: FeedQuery, now: Date, beforeRead?: () => Promise<unknown>): Promise<FeedPage> {
   if (query.cursor) {
-    const [known] = await db.query<{ created_at: string | Date }>(
-      sql`SELECT created_at FROM registry_events WHERE event_id = ${query.cursor}::uuid`,
-    );
+    const [known] = await db.query<{ created_at: string | Date }>(sql`SELECT created_at FROM registry_events WHERE event_id = ${query.cursor}::uuid`);
     const cutoff = now.getTime() - RETENTION_DAYS * 86_400_000;
     if (!known || new Date(known.created_at).getTime() < cutoff) {
-      throw new ProtocolError('CURSOR_EXPIRED', `Cursor ${query.cursor} is unknown or older than ${RETENTION_DAYS} days; rebuild from the agent search, catalog and collection endpoints, then follow the feed from its start`, { status: 410 });
+      throw new ProtocolError(
+        'CURSOR_EXPIRED',
+        `Cursor ${query.cursor} is unknown or older than ${RETENTION_DAYS} days; rebuild from the agent search, catalog and collection endpoints, then follow the feed from its start`,
+        { status: 410 },
+      );
     }
   }
+  await beforeRead?.();
   const after = query.cursor ? sql`AND event_id > ${query.cursor}::uuid` : sql.empty;
   const rows = await db.query<EventRow>(sql`
-    SELECT event_id::text, event_type, entity_type, entity_id::text, payload, actor, created_at
+    SELECT event_id::text, event_type, entity_type, entity_id::text, payload, actor, created_at, visibility
     FROM registry_events
-    WHERE true ${after} ${typeFilter(query.types)}
+    WHERE true ${after} ${typeFilter(query.types)} ${visibleTo(query.reader)}
     ORDER BY event_id
     LIMIT ${query.limit + 1}::int`);
   const has_more = rows.length > query.limit;

@@ -1,6 +1,6 @@
 import { sql } from '../../core/sql.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
-import type { FeedEvent } from '../../core/ports/events.ts';
+import type { EventLogPort, FeedEvent } from '../../core/ports/events.ts';
 import type { Logger } from '../../core/log.ts';
 import { applyRegistryData } from './registry-data.ts';
 
@@ -49,6 +49,7 @@ export class FeedFollower {
 
   constructor(
     private readonly db: DatabasePort,
+    private readonly events: EventLogPort,
     private readonly options: FollowOptions,
     private readonly logger: Logger,
   ) {
@@ -99,14 +100,7 @@ export class FeedFollower {
       if ((state?.cursor ?? null) !== expectedCursor) return 0;
       let applied = 0;
       if (page.events.length) {
-        const inserted = await tx.query(sql`
-          INSERT INTO registry_events (event_id, event_type, entity_type, entity_id, payload, actor, created_at)
-          SELECT r.event_id, r.event_type, r.entity_type, r.entity_id, r.payload, r.actor, r.created_at
-          FROM jsonb_to_recordset(${page.events}::jsonb)
-            AS r(event_id uuid, event_type text, entity_type text, entity_id uuid, payload jsonb, actor text, created_at timestamptz)
-          ON CONFLICT (event_id) DO NOTHING
-          RETURNING 1 AS x`);
-        applied = inserted.length;
+        applied = await this.events.replicate(tx, page.events);
         // Latest state per entity: the page is in event order, so the last event of an entity wins.
         const latest = new Map<string, FeedEvent>();
         for (const e of page.events) latest.set(`${e.entity_type}|${e.entity_id}`, e);
@@ -165,37 +159,4 @@ export class FeedFollower {
       if (!step.hasMore) return total;
     }
   }
-}
-
-/** Follow forever: catch up, sleep `intervalMs`, repeat; transient failures back off. */
-export function runFollower(follower: FeedFollower, intervalMs: number, logger: Logger, onProgress?: (step: FollowStep) => void): { stop(): Promise<void> } {
-  let stopped = false;
-  let wake: (() => void) | null = null;
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      wake = resolve;
-      setTimeout(resolve, ms).unref?.();
-    });
-  let failures = 0;
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        const step = await follower.step();
-        failures = 0;
-        onProgress?.(step);
-        if (!step.hasMore && !stopped) await sleep(intervalMs);
-      } catch (error) {
-        failures++;
-        logger.warn({ err: (error as Error).message, failures }, 'mirror: upstream step failed');
-        if (!stopped) await sleep(Math.min(60_000, intervalMs * 2 ** Math.min(failures, 6)));
-      }
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      (wake as (() => void) | null)?.();
-      await loop;
-    },
-  };
 }

@@ -4,11 +4,11 @@ import { definePlugin } from '../../core/plugin.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { Database } from '../../core/ports/database.ts';
 import { EventLog } from '../../core/ports/events.ts';
-import { FeedFollower, runFollower } from './follower.ts';
+import { FeedFollower } from './follower.ts';
 
-export { FeedFollower, runFollower } from './follower.ts';
+export { FeedFollower } from './follower.ts';
 
-const options = v.object({
+export const mirrorOptions = v.object({
   /** Base URL of the registry to follow. */
   from: v.pipe(v.string(), v.url('must be a URL')),
   /** API key for the upstream feed. */
@@ -20,10 +20,13 @@ const options = v.object({
   /** Follow in the background once started (false: the caller drives FeedFollower itself). */
   follow: v.optional(v.boolean(), true),
   /** Listings snapshotted on re-bootstrap (410). */
-  listings: v.optional(v.array(v.pipe(v.string(), v.regex(/^\//, 'must be a path'))), ['/api/registry/publishers', '/api/registry/agents', '/api/registry/stats']),
+  listings: v.optional(v.array(v.pipe(v.string(), v.regex(/^\//, 'must be a path'))), [
+    '/api/registry/publishers',
+    '/api/registry/agents',
+    '/api/registry/collections',
+    '/api/registry/stats',
+  ]),
 });
-
-const followers = new WeakMap<object, { stop(): Promise<void> }>();
 
 /**
  * A self-hosted mirror: follows another registry's feed into this database (same event ids, so
@@ -32,20 +35,26 @@ const followers = new WeakMap<object, { stop(): Promise<void> }>();
  */
 export default definePlugin({
   name: 'registry-mirror',
-  // registry_events belongs to registry-feed: require it so its migration runs first.
-  requires: [Database, EventLog],
-  options,
+  // Events go to the feed through the EventLog port (registry-feed owns registry_events).
+  deps: { db: Database, events: EventLog },
+  env: { MIRROR_FROM: 'from', MIRROR_KEY: 'key' },
+  options: mirrorOptions,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  start(ctx) {
-    if (!ctx.options.follow) return;
-    const follower = new FeedFollower(ctx.get(Database), ctx.options, ctx.logger);
-    ctx.logger.info({ from: follower.source }, 'mirror following upstream feed');
-    followers.set(ctx, runFollower(follower, ctx.options.intervalMs, ctx.logger, (step) => {
-      if (step.received) ctx.logger.info({ received: step.received, applied: step.applied }, 'mirror page applied');
-    }));
-  },
-  async stop(ctx) {
-    await followers.get(ctx)?.stop();
-    followers.delete(ctx);
+  init({ db, events }, kernel) {
+    const o = kernel.options;
+    if (!o.follow) return;
+    const follower = new FeedFollower(db, events, o, kernel.logger);
+    kernel.logger.info({ from: follower.source }, 'mirror following upstream feed');
+    kernel.scheduler.add({
+      name: 'follow',
+      intervalMs: o.intervalMs,
+      // Transient upstream failures back off (interval x 2^failures, at most a minute).
+      backoffMaxMs: 60_000,
+      async run() {
+        const step = await follower.step();
+        if (step.received) kernel.logger.info({ received: step.received, applied: step.applied }, 'mirror page applied');
+        return step.hasMore ? 'again' : undefined;
+      },
+    });
   },
 });

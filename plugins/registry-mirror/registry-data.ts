@@ -3,7 +3,7 @@ import type { Queryable } from '../../core/ports/database.ts';
 import type { FeedEvent } from '../../core/ports/events.ts';
 
 /**
- * Rebuilds registry data (publishers, properties, agents, authorizations) from feed events, as
+ * Rebuilds registry data (publishers, properties, collections, agents, authorizations) from feed events, as
  * far as their payloads carry it. Each event is a patch of one row: fields it does not carry stay
  * as they were (or NULL). A page is folded per row first (in event order), then written with two
  * set statements per table; a row is only changed by an event newer than the last one applied to
@@ -29,7 +29,13 @@ const TABLES = {
   properties: {
     table: 'mirror_properties',
     key: 'property_rid',
-    columns: { publisher_domain: 'text', property_type: 'text', name: 'text', identifiers: 'jsonb', source: 'text', status: 'text' },
+    columns: { publisher_domain: 'text', property_type: 'text', name: 'text', identifiers: 'jsonb', source: 'text', status: 'text', merged_into: 'uuid' },
+    defaults: { status: `'active'` },
+  },
+  collections: {
+    table: 'mirror_collections',
+    key: 'collection_rid',
+    columns: { collection_id: 'text', publisher_domain: 'text', name: 'text', kind: 'text', distribution: 'jsonb', status: 'text', merged_into: 'uuid' },
     defaults: { status: `'active'` },
   },
   agents: {
@@ -41,7 +47,15 @@ const TABLES = {
   authorizations: {
     table: 'mirror_authorizations',
     key: 'authorization_id',
-    columns: { agent_id: 'uuid', agent_url: 'text', property_rid: 'uuid', publisher_domain: 'text', delegation_type: 'text', authorized_for: 'text', active: 'boolean' },
+    columns: {
+      agent_id: 'uuid',
+      agent_url: 'text',
+      property_rid: 'uuid',
+      publisher_domain: 'text',
+      delegation_type: 'text',
+      authorized_for: 'text',
+      active: 'boolean',
+    },
     defaults: { active: 'true' },
   },
 } satisfies Record<string, TableSpec>;
@@ -90,9 +104,38 @@ export function patchFor(e: FeedEvent): Patch | null {
         },
       };
     }
+    case 'property.merged': {
+      const key = uuid(p.property_rid) ?? entity;
+      return key
+        ? { table: 'properties', key, fields: { publisher_domain: str(p.publisher_domain), status: 'merged', merged_into: uuid(p.merged_into) } }
+        : null;
+    }
+    case 'collection.created':
+    case 'collection.updated':
+    case 'collection.removed':
+    case 'collection.merged': {
+      const key = uuid(p.collection_rid) ?? entity;
+      if (!key) return null;
+      const status = e.event_type === 'collection.removed' ? 'removed' : e.event_type === 'collection.merged' ? 'merged' : 'active';
+      return {
+        table: 'collections',
+        key,
+        fields: {
+          collection_id: str(p.collection_id),
+          publisher_domain: str(p.publisher_domain),
+          name: str(p.name),
+          kind: str(p.kind),
+          distribution: list(p.distribution),
+          status,
+          merged_into: e.event_type === 'collection.merged' ? uuid(p.merged_into) : undefined,
+        },
+      };
+    }
     case 'agent.discovered':
     case 'agent.profile_updated':
-      return entity ? { table: 'agents', key: entity, fields: { agent_url: str(p.agent_url), listed: e.event_type === 'agent.discovered' ? true : undefined } } : null;
+      return entity
+        ? { table: 'agents', key: entity, fields: { agent_url: str(p.agent_url), listed: e.event_type === 'agent.discovered' ? true : undefined } }
+        : null;
     case 'agent.removed':
       return entity ? { table: 'agents', key: entity, fields: { agent_url: str(p.agent_url), listed: false } } : null;
     case 'authorization.granted':
@@ -133,7 +176,12 @@ export async function applyRegistryData(tx: Queryable, events: readonly FeedEven
   }
   for (const name of Object.keys(TABLES) as TableName[]) {
     const rows = [...folded.values()].filter((r) => r.table === name);
-    if (rows.length) await writeRows(tx, TABLES[name], rows.map((r) => ({ key: r.key, ...r.fields, last_event_id: r.last_event_id, updated_at: r.updated_at })));
+    if (rows.length)
+      await writeRows(
+        tx,
+        TABLES[name],
+        rows.map((r) => ({ key: r.key, ...r.fields, last_event_id: r.last_event_id, updated_at: r.updated_at })),
+      );
   }
 }
 
@@ -143,9 +191,7 @@ export async function applyRegistryData(tx: Queryable, events: readonly FeedEven
  */
 async function writeRows(tx: Queryable, spec: TableSpec, rows: Array<Record<string, unknown>>): Promise<void> {
   const cols = Object.keys(spec.columns);
-  const recordType = sql.raw(
-    ['key uuid', ...cols.map((c) => `${c} ${spec.columns[c]}`), 'last_event_id uuid', 'updated_at timestamptz'].join(', '),
-  );
+  const recordType = sql.raw(['key uuid', ...cols.map((c) => `${c} ${spec.columns[c]}`), 'last_event_id uuid', 'updated_at timestamptz'].join(', '));
   const table = sql.raw(spec.table);
   const key = sql.raw(spec.key);
   const set = sql.raw([...cols.map((c) => `${c} = coalesce(r.${c}, t.${c})`), 'last_event_id = r.last_event_id', 'updated_at = r.updated_at'].join(', '));
@@ -154,7 +200,9 @@ async function writeRows(tx: Queryable, spec: TableSpec, rows: Array<Record<stri
     FROM jsonb_to_recordset(${rows}::jsonb) AS r(${recordType})
     WHERE t.${key} = r.key AND t.last_event_id < r.last_event_id`);
   const insertCols = sql.raw([spec.key, ...cols, 'last_event_id', 'updated_at'].join(', '));
-  const values = sql.raw(['r.key', ...cols.map((c) => (spec.defaults[c] ? `coalesce(r.${c}, ${spec.defaults[c]})` : `r.${c}`)), 'r.last_event_id', 'r.updated_at'].join(', '));
+  const values = sql.raw(
+    ['r.key', ...cols.map((c) => (spec.defaults[c] ? `coalesce(r.${c}, ${spec.defaults[c]})` : `r.${c}`)), 'r.last_event_id', 'r.updated_at'].join(', '),
+  );
   await tx.query(sql`
     INSERT INTO ${table} (${insertCols})
     SELECT ${values} FROM jsonb_to_recordset(${rows}::jsonb) AS r(${recordType})

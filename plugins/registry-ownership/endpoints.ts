@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { defineEndpoint, type EndpointDefinition } from '../../core/endpoint.ts';
 import { ProtocolError } from '../../core/errors.ts';
-import { domainSchema } from '../../core/domain.ts';
+import { domainSchema } from '../../lib/domain.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
@@ -21,13 +21,14 @@ import {
   type ChallengeRow,
 } from './store.ts';
 import { DAY_MS } from './policy.ts';
+import * as r from '../../lib/response-schemas.ts';
 
 export interface OwnershipDeps {
   db: DatabasePort;
   clock: ClockPort;
   ids: IdsPort;
-  crawler: () => CrawlerPort;
-  limiter: () => RateLimiterPort | undefined;
+  crawler: CrawlerPort;
+  limiter: RateLimiterPort | undefined;
   logger: Logger;
   namespace: string;
   settings: {
@@ -45,14 +46,21 @@ const AGAIN = 'Request a new nonce with POST /api/ownership/challenge.';
 /** Why the caller's last nonce cannot be verified, in words (nothing live to claim). */
 function notLive(domain: string, last: ChallengeRow | undefined): ProtocolError {
   if (!last) {
-    return new ProtocolError('NO_CHALLENGE', `Your organization has no ownership challenge for ${domain}. ${AGAIN}`, { status: 409, details: { domain, challenge: null } });
+    return new ProtocolError('NO_CHALLENGE', `Your organization has no ownership challenge for ${domain}. ${AGAIN}`, {
+      status: 409,
+      details: { domain, challenge: null },
+    });
   }
   const challenge = { status: last.status, issued_at: iso(last.issued_at), expires_at: iso(last.expires_at), closed_at: iso(last.closed_at) };
   if (last.status === 'expired') {
-    return new ProtocolError('CHALLENGE_EXPIRED', `The nonce issued for ${domain} at ${challenge.issued_at} expired at ${challenge.expires_at} (nonces live 15 minutes at most). ${AGAIN}`, {
-      status: 410,
-      details: { domain, challenge },
-    });
+    return new ProtocolError(
+      'CHALLENGE_EXPIRED',
+      `The nonce issued for ${domain} at ${challenge.issued_at} expired at ${challenge.expires_at} (nonces live 15 minutes at most). ${AGAIN}`,
+      {
+        status: 410,
+        details: { domain, challenge },
+      },
+    );
   }
   const what: Record<string, string> = {
     consumed: `was already used: it proved control at ${challenge.closed_at} (a nonce is single use)`,
@@ -75,6 +83,16 @@ export function ownershipEndpoints(deps: OwnershipDeps): EndpointDefinition[] {
     defineEndpoint({
       method: 'POST',
       path: '/api/ownership/challenge',
+      tool: 'ownership_challenge',
+      success: {
+        schema: r.obj({
+          domain: r.str,
+          nonce: r.str,
+          expires_at: r.time,
+          dns: r.obj({ name: r.str, type: r.str, value: r.str }),
+          http: r.obj({ url: r.str, body: r.str }),
+        }),
+      },
       summary: 'Issue a nonce for proving control of a domain (single use, 15 minutes; supersedes an earlier one)',
       description:
         'Publish the nonce as a TXT record at `dns.name` or as the body of `http.url`, then call POST /api/ownership/verify. Only a hash of the nonce is stored.',
@@ -102,6 +120,8 @@ export function ownershipEndpoints(deps: OwnershipDeps): EndpointDefinition[] {
     defineEndpoint({
       method: 'POST',
       path: '/api/ownership/verify',
+      tool: 'verify_ownership',
+      success: { schema: r.obj({ verified: r.bool, domain: r.str, method: r.str, proven_at: r.time, valid_until: r.time }) },
       summary: 'Verify the published nonce: success records a proof and consumes the nonce, failure invalidates it',
       tags,
       auth: 'required',
@@ -112,7 +132,7 @@ export function ownershipEndpoints(deps: OwnershipDeps): EndpointDefinition[] {
         const { domain } = body;
         const method: ProofMethod = body.method;
         // Per organization and domain, so guessing cannot be spread over keys; a refused attempt leaves the nonce alive.
-        const decision = await deps.limiter()?.consume(`ownership.verify:${orgId}:${domain}`, settings.verifyLimit.limit, settings.verifyLimit.windowSeconds);
+        const decision = await deps.limiter?.consume(`ownership.verify:${orgId}:${domain}`, settings.verifyLimit.limit, settings.verifyLimit.windowSeconds);
         if (decision && !decision.allowed) {
           throw new ProtocolError(
             'RATE_LIMITED',
@@ -130,9 +150,14 @@ export function ownershipEndpoints(deps: OwnershipDeps): EndpointDefinition[] {
 
         let check: Awaited<ReturnType<typeof checkProof>>;
         try {
-          check = await checkProof(deps.crawler(), method, domain, claimed.nonce_hash, { namespace: deps.namespace, origin: settings.origin });
+          check = await checkProof(deps.crawler, method, domain, claimed.nonce_hash, { namespace: deps.namespace, origin: settings.origin });
         } catch (error) {
-          await closeChallenge(db, claimed.id, { status: 'invalidated', now: clock.now(), failure: 'internal_error', message: 'the lookup failed unexpectedly' });
+          await closeChallenge(db, claimed.id, {
+            status: 'invalidated',
+            now: clock.now(),
+            failure: 'internal_error',
+            message: 'the lookup failed unexpectedly',
+          });
           throw error;
         }
 
@@ -153,7 +178,8 @@ export function ownershipEndpoints(deps: OwnershipDeps): EndpointDefinition[] {
         }
 
         // A common slip: publishing the nonce of an earlier, superseded challenge.
-        const outdated = check.candidates.length > 0 && matchesAny(check.candidates, await supersededHashes(db, orgId, domain, new Date(now.getTime() - DAY_MS)));
+        const outdated =
+          check.candidates.length > 0 && matchesAny(check.candidates, await supersededHashes(db, orgId, domain, new Date(now.getTime() - DAY_MS)));
         const message = `${check.message}${outdated ? ' (it holds an earlier nonce of yours that a newer challenge superseded)' : ''}`;
         await closeChallenge(db, claimed.id, { status: 'invalidated', now: done, failure: check.reason, message });
         throw new ProtocolError('OWNERSHIP_NOT_VERIFIED', `Verification of ${domain} by ${method} failed: ${message}. The nonce is now invalid. ${AGAIN}`, {
@@ -166,6 +192,15 @@ export function ownershipEndpoints(deps: OwnershipDeps): EndpointDefinition[] {
     defineEndpoint({
       method: 'GET',
       path: '/api/ownership/status',
+      tool: 'ownership_status',
+      success: {
+        schema: r.obj({
+          domain: r.str,
+          proof_required: r.bool,
+          proof: r.nul(r.obj({ method: r.str, proven_at: r.time, valid_until: r.time, current: r.bool })),
+          challenge: r.nul(r.obj({ status: r.str, issued_at: r.nul(r.time), expires_at: r.nul(r.time), closed_at: r.nul(r.time) })),
+        }),
+      },
       summary: "The caller's organization's proof and latest challenge for a domain",
       tags,
       auth: 'required',
@@ -180,7 +215,12 @@ export function ownershipEndpoints(deps: OwnershipDeps): EndpointDefinition[] {
           domain: query.domain,
           proof_required: settings.mode === 'required',
           proof: proof
-            ? { method: proof.method, proven_at: proof.proven_at.toISOString(), valid_until: validUntil!.toISOString(), current: validUntil!.getTime() >= now.getTime() }
+            ? {
+                method: proof.method,
+                proven_at: proof.proven_at.toISOString(),
+                valid_until: validUntil!.toISOString(),
+                current: validUntil!.getTime() >= now.getTime(),
+              }
             : null,
           challenge: last
             ? {

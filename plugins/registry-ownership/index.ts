@@ -1,13 +1,12 @@
 import * as v from 'valibot';
 import { join } from 'node:path';
-import { definePlugin } from '../../core/plugin.ts';
+import { definePlugin, optional } from '../../core/plugin.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { Endpoints } from '../../core/endpoint.ts';
-import { domainSchema } from '../../core/domain.ts';
+import { domainSchema } from '../../lib/domain.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Clock } from '../../core/ports/clock.ts';
 import { Ids } from '../../core/ports/ids.ts';
-import { Auth } from '../../core/ports/auth.ts';
 import { Crawler } from '../../core/ports/crawler.ts';
 import { RateLimiter } from '../../core/ports/rate-limit.ts';
 import { Ownership } from '../../core/ports/ownership.ts';
@@ -15,7 +14,13 @@ import { ownershipEndpoints } from './endpoints.ts';
 import { DAY_MS, ownershipPolicy } from './policy.ts';
 import { pruneChallenges } from './store.ts';
 
-const int = (min: number, max: number) => v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`));
+const int = (min: number, max: number) =>
+  v.pipe(
+    v.number('must be an integer'),
+    v.integer('must be an integer'),
+    v.minValue(min, `must be at least ${min}`),
+    v.maxValue(max, `must be at most ${max}`),
+  );
 
 const options = v.object({
   /** `required`: creating, revising or rolling back a community entry needs a current proof of domain control; `off`: no proof (local trials). */
@@ -34,8 +39,6 @@ const options = v.object({
   pruneIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 3_600_000),
 });
 
-const timers = new WeakMap<object, ReturnType<typeof setInterval>>();
-
 /**
  * Save-time anti-abuse controls of the hosted registry: proof of domain control (server-issued
  * nonces, single use, scoped to organization and domain, 15 minutes, verified by DNS TXT at
@@ -45,39 +48,26 @@ const timers = new WeakMap<object, ReturnType<typeof setInterval>>();
 export default definePlugin({
   name: 'registry-ownership',
   provides: [Ownership],
-  requires: [Database, Auth, Crawler],
-  optional: [RateLimiter],
+  deps: { db: Database, clock: Clock, ids: Ids, crawler: Crawler, endpoints: Endpoints, limiter: optional(RateLimiter) },
+  env: { OWNERSHIP_PROOF: 'mode', PROTECTED_DOMAINS: { path: 'protectedDomains', type: 'csv' } },
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  register(ctx) {
-    const o = ctx.options;
-    const clock = ctx.get(Clock);
-    ctx.provide(Ownership, ownershipPolicy({ mode: o.mode, reproveAfterDays: o.reproveAfterDays, protectedDomains: o.protectedDomains, clock }));
-    ctx.get(Endpoints).add(
-      ...ownershipEndpoints({
-        db: ctx.get(Database),
-        clock,
-        ids: ctx.get(Ids),
-        crawler: () => ctx.get(Crawler),
-        limiter: () => ctx.tryGet(RateLimiter),
-        logger: ctx.logger,
-        namespace: ctx.config.protocol.namespace,
-        settings: o,
-      }),
-    );
-  },
-  start(ctx) {
-    if (ctx.options.mode === 'off') ctx.logger.warn('ownership proof is off: any member may create or edit community entries of any domain');
-    if (!ctx.options.pruneIntervalMs) return;
-    const db = ctx.get(Database);
-    const clock = ctx.get(Clock);
-    const timer = setInterval(() => {
-      pruneChallenges(db, new Date(clock.now().getTime() - 7 * DAY_MS)).catch((err) => ctx.logger.warn({ err }, 'ownership challenge prune failed'));
-    }, ctx.options.pruneIntervalMs);
-    timer.unref?.();
-    timers.set(ctx, timer);
-  },
-  stop(ctx) {
-    clearInterval(timers.get(ctx));
+  init({ db, clock, ids, crawler, endpoints, limiter }, kernel) {
+    const o = kernel.options;
+    kernel.provide(Ownership, ownershipPolicy({ mode: o.mode, reproveAfterDays: o.reproveAfterDays, protectedDomains: o.protectedDomains, clock }));
+    endpoints.add(...ownershipEndpoints({ db, clock, ids, crawler, limiter, logger: kernel.logger, namespace: kernel.config.protocol.namespace, settings: o }));
+    if (o.pruneIntervalMs) {
+      kernel.scheduler.add({
+        name: 'prune-challenges',
+        intervalMs: o.pruneIntervalMs,
+        runAtStart: false,
+        run: async () => void (await pruneChallenges(db, new Date(clock.now().getTime() - 7 * DAY_MS))),
+      });
+    }
+    return {
+      start() {
+        if (o.mode === 'off') kernel.logger.warn('ownership proof is off: any member may create or edit community entries of any domain');
+      },
+    };
   },
 });

@@ -1,7 +1,7 @@
 import { toUnicode } from 'tr46';
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
-import { confusableSkeleton } from '../../core/confusables.ts';
+import { confusableSkeleton } from '../../lib/confusables.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { OwnershipAction, OwnershipPort } from '../../core/ports/ownership.ts';
 import { latestProof } from './store.ts';

@@ -78,7 +78,13 @@ export async function checkProof(
       records = await crawler.resolveTxt(dnsName);
     } catch (error) {
       const code = error instanceof CrawlerError ? error.code : 'dns_failed';
-      return { found: false, reason: 'dns_lookup_failed', message: `The TXT lookup of ${dnsName} failed: ${(error as Error).message}`, details: { name: dnsName, crawler_error: code }, candidates: [] };
+      return {
+        found: false,
+        reason: 'dns_lookup_failed',
+        message: `The TXT lookup of ${dnsName} failed: ${(error as Error).message}`,
+        details: { name: dnsName, crawler_error: code },
+        candidates: [],
+      };
     }
     const candidates = nonceCandidates(records);
     if (matchesAny(candidates, [expectedHash])) return { found: true };
@@ -98,7 +104,13 @@ export async function checkProof(
     // Same-site redirects only (example.com -> www.example.com), each hop re-checked by the guard.
     const response = await crawler.fetch(httpUrl, { maxBytes: 4096, timeoutMs: 10_000, maxRedirects: 3, redirectPolicy: 'same-site' });
     if (response.status !== 200) {
-      return { found: false, reason: 'http_status', message: `${httpUrl} answered HTTP ${response.status} (200 expected)`, details: { url: httpUrl, status: response.status }, candidates: [] };
+      return {
+        found: false,
+        reason: 'http_status',
+        message: `${httpUrl} answered HTTP ${response.status} (200 expected)`,
+        details: { url: httpUrl, status: response.status },
+        candidates: [],
+      };
     }
     text = response.text();
   } catch (error) {

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../core/ports/database.ts';
 import type { NewEvent } from '../../core/ports/events.ts';
-import { findEntry, recordAuthoritative } from '../registry-revisions/store.ts';
+import { findEntry, recordAuthoritative } from '../../lib/revisioned/store.ts';
 import { PROPERTY_TABLES } from './tables.ts';
 import { propertyEvents, toData } from './model.ts';
 import type { PropertyData, SaveBody } from './schemas.ts';
@@ -12,7 +12,10 @@ import type { PropertyData, SaveBody } from './schemas.ts';
 export async function recordAdagentsJson(
   tx: Queryable,
   domain: string,
-  doc: { authorized_agents?: Array<{ url: string; authorized_for?: string }>; properties?: Array<{ property_id?: string; property_type: string; name: string; identifiers?: Array<{ type: string; value: string }>; tags?: string[] }> },
+  doc: {
+    authorized_agents?: Array<{ url: string; authorized_for?: string }>;
+    properties?: Array<{ property_id?: string; property_type: string; name: string; identifiers?: Array<{ type: string; value: string }>; tags?: string[] }>;
+  },
   options: { newId: () => string; now: Date; actor: string },
 ): Promise<NewEvent[]> {
   const before = await findEntry<PropertyData>(tx, PROPERTY_TABLES, domain);

@@ -1,12 +1,13 @@
 import { defineEndpoint, type EndpointDefinition } from '../../core/endpoint.ts';
 import { sql } from '../../core/sql.ts';
-import type { Entry } from '../registry-revisions/store.ts';
-import type { EntryCache } from '../registry-revisions/cache.ts';
-import { revisionEndpoints, type RevisionDeps } from '../registry-revisions/endpoints.ts';
-import { likePattern } from '../registry-revisions/search.ts';
+import type { Entry } from '../../lib/revisioned/store.ts';
+import type { EntryCache } from '../../lib/revisioned/cache.ts';
+import { revisionEndpoints, type RevisionDeps } from '../../lib/revisioned/endpoints.ts';
+import { likePattern } from '../../lib/revisioned/search.ts';
 import { PROPERTY_TABLES } from './tables.ts';
 import { propertyEvents, resolution, toData } from './model.ts';
 import * as s from './schemas.ts';
+import { propertyRegistryOut, propertyResolution } from './responses.ts';
 
 export function propertyEndpoints(deps: RevisionDeps, cache: EntryCache<any>): EndpointDefinition[] {
   const { db } = deps;
@@ -20,6 +21,7 @@ export function propertyEndpoints(deps: RevisionDeps, cache: EntryCache<any>): E
       domainOf: (body) => body.publisher_domain,
       toData,
       resolution,
+      resolutionSchema: propertyResolution,
       events: ({ entry, previous }, actor) => propertyEvents(entry.domain, entry.source, previous, entry.data, actor),
       saveResult: ({ created, entry }, domain) =>
         created
@@ -35,6 +37,8 @@ export function propertyEndpoints(deps: RevisionDeps, cache: EntryCache<any>): E
     defineEndpoint({
       method: 'GET',
       path: '/api/properties/registry',
+      tool: 'list_properties',
+      success: { schema: propertyRegistryOut },
       summary: 'List publishers with their properties, with search and pagination',
       tags: ['Properties'],
       query: s.registryQuery,

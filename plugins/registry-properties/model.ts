@@ -1,9 +1,16 @@
 import type { NewEvent } from '../../core/ports/events.ts';
-import type { Entry } from '../registry-revisions/store.ts';
+import type { Entry } from '../../lib/revisioned/store.ts';
 import type { PropertyData, SaveBody, StoredProperty } from './schemas.ts';
 
 function slug(text: string): string {
-  return text.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 80) || 'property';
+  return (
+    text
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .slice(0, 80) || 'property'
+  );
 }
 
 /**
@@ -39,7 +46,10 @@ export function resolution(entry: Entry<PropertyData>) {
 }
 
 const same = (a: StoredProperty, b: StoredProperty) =>
-  a.type === b.type && a.name === b.name && JSON.stringify(a.identifiers) === JSON.stringify(b.identifiers) && JSON.stringify(a.tags) === JSON.stringify(b.tags);
+  a.type === b.type &&
+  a.name === b.name &&
+  JSON.stringify(a.identifiers) === JSON.stringify(b.identifiers) &&
+  JSON.stringify(a.tags) === JSON.stringify(b.tags);
 
 /** Feed events for a change of one publisher's properties: created, updated, and removed (as updated with status). */
 export function propertyEvents(domain: string, source: string, before: PropertyData | undefined, after: PropertyData, actor: string): NewEvent[] {
@@ -63,7 +73,16 @@ export function propertyEvents(domain: string, source: string, before: PropertyD
         entity_type: 'property',
         entity_id: p.rid,
         actor,
-        payload: { property_rid: p.rid, classification: p.type, source, identifiers: p.identifiers, publisher_domain: domain, property_id: p.id, name: p.name, tags: p.tags },
+        payload: {
+          property_rid: p.rid,
+          classification: p.type,
+          source,
+          identifiers: p.identifiers,
+          publisher_domain: domain,
+          property_id: p.id,
+          name: p.name,
+          tags: p.tags,
+        },
       });
     }
   }
@@ -73,7 +92,15 @@ export function propertyEvents(domain: string, source: string, before: PropertyD
       entity_type: 'property',
       entity_id: p.rid,
       actor,
-      payload: { property_rid: p.rid, classification: p.type, source, identifiers: p.identifiers, publisher_domain: domain, property_id: p.id, status: 'removed' },
+      payload: {
+        property_rid: p.rid,
+        classification: p.type,
+        source,
+        identifiers: p.identifiers,
+        publisher_domain: domain,
+        property_id: p.id,
+        status: 'removed',
+      },
     });
   }
   return events;

@@ -1,4 +1,4 @@
-import type { RevisionTables } from '../registry-revisions/store.ts';
+import type { RevisionTables } from '../../lib/revisioned/store.ts';
 
 /** One entry per publisher domain: hosted (community-maintained) or backed by its adagents.json. */
 export const PROPERTY_TABLES: RevisionTables = {

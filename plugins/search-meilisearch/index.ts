@@ -3,7 +3,7 @@ import { Meilisearch } from 'meilisearch';
 import { definePlugin } from '../../core/plugin.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { Search, type SearchPort } from '../../core/ports/search.ts';
-import { decodeCursor, nextCursor, queryFingerprint } from '../../core/search-cursor.ts';
+import { decodeCursor, nextCursor, queryFingerprint } from '../../lib/search-cursor.ts';
 import { INDEX_SETTINGS, documentId, fromMeiliHit, searchParams, toMeiliDocument, type MeiliAgentDocument } from './translate.ts';
 
 export interface MeilisearchOptions {
@@ -52,24 +52,31 @@ export async function createMeilisearchSearch(options: MeilisearchOptions): Prom
       return {
         results: page.map(({ base: _b, ...hit }) => hit),
         has_more: hasMore,
-        cursor: hasMore ? nextCursor(page.map((h) => ({ base: h.base, agent_url: h.agent_url })), cursor, fingerprint) : null,
+        cursor: hasMore
+          ? nextCursor(
+              page.map((h) => ({ base: h.base, agent_url: h.agent_url })),
+              cursor,
+              fingerprint,
+            )
+          : null,
       };
     },
   };
 }
 
 const options = v.object({
-  url: v.pipe(v.string('is required (set MEILISEARCH_URL)'), v.url('must be a URL')),
+  url: v.pipe(v.string(), v.url('must be a URL')),
   apiKey: v.optional(v.string()),
   index: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1-100 of [A-Za-z0-9_-]')), 'agent_profiles'),
 });
 
-/** Agent inventory search on a Meilisearch server (config.search.adapter = meilisearch). */
+/** Agent inventory search on a Meilisearch server (SEARCH=meilisearch). */
 export default definePlugin({
   name: 'search-meilisearch',
   provides: [Search],
+  env: { MEILISEARCH_URL: 'url', MEILISEARCH_KEY: 'apiKey', MEILISEARCH_INDEX: 'index' },
   options,
-  async register(ctx) {
-    ctx.provide(Search, await createMeilisearchSearch(ctx.options));
+  async init(_deps, kernel) {
+    kernel.provide(Search, await createMeilisearchSearch(kernel.options));
   },
 });

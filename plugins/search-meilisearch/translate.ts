@@ -11,7 +11,7 @@ import {
   type AgentSearchHit,
   type AgentSearchQuery,
 } from '../../core/ports/search.ts';
-import type { SearchCursor } from '../../core/search-cursor.ts';
+import type { SearchCursor } from '../../lib/search-cursor.ts';
 
 /** Stored shape: the port document plus the id and the precomputed base score. */
 export interface MeiliAgentDocument extends Omit<AgentProfileDocument, 'owner_org_id'> {

@@ -5,7 +5,7 @@ import { sql, type SqlFragment } from '../../core/sql.ts';
 import { Database, type DatabasePort, type Queryable } from '../../core/ports/database.ts';
 import {
   Search,
-  SEARCH_DIMENSIONS,
+  type SEARCH_DIMENSIONS,
   activeDimensions,
   baseScore,
   relevanceScore,
@@ -14,7 +14,7 @@ import {
   type AgentSearchQuery,
   type SearchPort,
 } from '../../core/ports/search.ts';
-import { decodeCursor, nextCursor, queryFingerprint } from '../../core/search-cursor.ts';
+import { decodeCursor, nextCursor, queryFingerprint } from '../../lib/search-cursor.ts';
 
 interface Row extends Omit<AgentProfileDocument, 'visibility' | 'owner_org_id' | 'updated_at'> {
   updated_at: Date | string;
@@ -85,7 +85,13 @@ export function createPostgresSearch(db: DatabasePort): SearchPort {
       return {
         results,
         has_more: hasMore,
-        cursor: hasMore ? nextCursor(page.map((r) => ({ base: Number(r.base_score), agent_url: r.agent_url })), cursor, fingerprint) : null,
+        cursor: hasMore
+          ? nextCursor(
+              page.map((r) => ({ base: Number(r.base_score), agent_url: r.agent_url })),
+              cursor,
+              fingerprint,
+            )
+          : null,
       };
     },
   };
@@ -106,9 +112,9 @@ function toHit(r: Row, query: AgentSearchQuery, active: readonly (typeof SEARCH_
 export default definePlugin({
   name: 'search-postgres',
   provides: [Search],
-  requires: [Database],
+  deps: { db: Database },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  register(ctx) {
-    ctx.provide(Search, createPostgresSearch(ctx.get(Database)));
+  init({ db }, kernel) {
+    kernel.provide(Search, createPostgresSearch(db));
   },
 });

@@ -1,7 +1,9 @@
 import * as v from 'valibot';
+import { normalizeAgentUrl } from '../../lib/urls.ts';
 import { sql } from '../../core/sql.ts';
 import { parseOrThrow } from '../../core/validation.ts';
 import type { Queryable, DatabasePort } from '../../core/ports/database.ts';
+import type { SignalsCursor } from './cursor.ts';
 
 const country = v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code'));
 const minutes = v.pipe(v.number(), v.minValue(0));
@@ -14,13 +16,18 @@ export const seedSignal = v.object({
   description: v.pipe(v.string(), v.minLength(1), v.maxLength(2000)),
   signal_type: v.picklist(['marketplace', 'custom', 'owned']),
   data_provider: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
-  data_provider_domain: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lowercase domain'))),
+  data_provider_domain: v.optional(
+    v.pipe(v.string(), v.regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lowercase domain')),
+  ),
   coverage_percentage: v.pipe(v.number(), v.minValue(0), v.maxValue(100)),
   pricing: v.nullish(v.object({ cpm: v.pipe(v.number(), v.minValue(0)), currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code')) })),
   tags: v.optional(v.array(v.pipe(v.string(), v.maxLength(64))), []),
   countries: v.optional(v.array(country), []),
   owner_org: v.optional(uuid),
-  platforms: v.optional(v.array(v.object({ platform: v.pipe(v.string(), v.minLength(1), v.maxLength(100)), estimated_activation_duration_minutes: minutes })), []),
+  platforms: v.optional(
+    v.array(v.object({ platform: v.pipe(v.string(), v.minLength(1), v.maxLength(100)), estimated_activation_duration_minutes: minutes })),
+    [],
+  ),
   agents: v.optional(v.array(v.object({ agent_url: v.pipe(v.string(), v.url()), estimated_activation_duration_minutes: minutes })), []),
 });
 
@@ -71,16 +78,7 @@ export interface DestinationRow {
 }
 
 export const platformKey = (platform: string) => `platform:${platform.toLowerCase()}`;
-/** Agent URLs compare without a trailing slash and with a lowercase scheme and host. */
-export function normalizeAgentUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}${u.search}`;
-  } catch {
-    return url;
-  }
-}
-export const agentKey = (url: string) => `agent:${normalizeAgentUrl(url)}`;
+export const agentKey = (url: string) => `agent:${normalizeAgentUrl(url) ?? url}`;
 
 const SIGNAL_COLUMNS = sql.raw(
   'id, name, description, signal_type, data_provider, data_provider_domain, coverage_percentage, cpm, currency, tags, countries, owner_org::text, platforms, agents',
@@ -95,7 +93,7 @@ export async function importCatalog(db: DatabasePort, raw: unknown): Promise<{ s
       await tx.query(sql`
         INSERT INTO signal_destinations (key, type, platform, agent_url, visibility, owner_org, allowed_orgs)
         VALUES (${key}::text, ${d.type}::text, ${d.type === 'platform' ? d.platform.toLowerCase() : null}::text,
-                ${d.type === 'agent' ? normalizeAgentUrl(d.agent_url) : null}::text, ${d.type === 'agent' ? d.visibility : 'public'}::text,
+                ${d.type === 'agent' ? (normalizeAgentUrl(d.agent_url) ?? d.agent_url) : null}::text, ${d.type === 'agent' ? d.visibility : 'public'}::text,
                 ${d.type === 'agent' ? (d.owner_org ?? null) : null}::uuid, ${d.allowed_orgs ?? null}::uuid[])
         ON CONFLICT (key) DO UPDATE SET visibility = EXCLUDED.visibility, owner_org = EXCLUDED.owner_org, allowed_orgs = EXCLUDED.allowed_orgs`);
     }
@@ -106,7 +104,7 @@ export async function importCatalog(db: DatabasePort, raw: unknown): Promise<{ s
 
 export async function upsertSignal(tx: Queryable, s: SeedSignal): Promise<void> {
   const platforms = s.platforms.map((p) => ({ ...p, platform: p.platform.toLowerCase() }));
-  const agents = s.agents.map((a) => ({ ...a, agent_url: normalizeAgentUrl(a.agent_url) }));
+  const agents = s.agents.map((a) => ({ ...a, agent_url: normalizeAgentUrl(a.agent_url) ?? a.agent_url }));
   const tags = s.tags.join(' ');
   await tx.query(sql`
     INSERT INTO signals (id, name, description, signal_type, data_provider, data_provider_domain, coverage_percentage, cpm, currency,
@@ -141,52 +139,86 @@ export function specQuery(spec: string): string {
   return words.map((w) => (w.length >= 4 ? `${w}:*` : w)).join(' | ');
 }
 
+/** A signal named by a lookup (`signal_ids` / `signal_refs`): its id, and the data provider when the reference names one. */
+export interface SignalLookup {
+  id: string;
+  domain: string | null;
+}
+
 export interface SearchFilters {
   orgId: string;
-  spec: string;
+  /** Natural-language spec (ranked by text relevance). */
+  spec?: string;
+  /** Signals looked up by reference: they match whatever the spec says and come first. */
+  lookups?: SignalLookup[];
   catalogTypes?: string[];
   dataProviders?: string[];
   maxCpm?: number;
   minCoverage?: number;
   countries?: string[];
+  /** Platforms the signals must be deployable to; none when a sales agent is a target (any signal deploys there). */
   platforms?: string[];
-  agentUrls?: string[];
   limit: number;
+  after?: SignalsCursor;
 }
 
+export type RankedSignal = SignalRow & { sortKey: SignalsCursor };
+
 /**
- * Signals visible to the organization, matching the filters, ranked by text relevance of the spec,
- * each with the caller's activations of it (one round trip: this runs on every get_signals).
+ * Signals visible to the organization, matching the filters and the spec or lookups, in the
+ * ranking order (looked-up signals first, then text relevance of the spec, coverage, id: a total
+ * order) and from after `after`, each with the caller's activations of it (one round trip: this
+ * runs on every get_signals). Fetches one row more than the page to tell whether more follow.
  */
-export async function searchSignals(db: Queryable, f: SearchFilters, principalId: string): Promise<{ rows: SignalRow[]; activations: ActivationRow[] }> {
-  const query = specQuery(f.spec);
-  if (!query) return { rows: [], activations: [] };
-  const where = [sql`(owner_org IS NULL OR owner_org = ${f.orgId}::uuid)`, sql`search @@ q.query`];
+export async function searchSignals(
+  db: Queryable,
+  f: SearchFilters,
+  principalId: string,
+): Promise<{ rows: RankedSignal[]; activations: ActivationRow[]; hasMore: boolean }> {
+  const query = f.spec ? specQuery(f.spec) : '';
+  const lookups = f.lookups ?? [];
+  if (!query && !lookups.length) return { rows: [], activations: [], hasMore: false };
+  const anchor = lookups.length
+    ? sql`EXISTS (SELECT 1 FROM unnest(${lookups.map((l) => l.id)}::text[], ${lookups.map((l) => l.domain ?? '')}::text[]) AS r(id, domain)
+        WHERE r.id = signals.id AND (r.domain = '' OR r.domain = signals.data_provider_domain))`
+    : sql`false`;
+  const textMatch = query ? sql`search @@ q.query` : sql`false`;
+  const where = [sql`(owner_org IS NULL OR owner_org = ${f.orgId}::uuid)`, sql`(${textMatch} OR ${anchor})`];
   if (f.catalogTypes?.length) where.push(sql`signal_type = ANY(${f.catalogTypes}::text[])`);
   if (f.dataProviders?.length) where.push(sql`lower(data_provider) = ANY(${f.dataProviders.map((p) => p.toLowerCase())}::text[])`);
   // No incremental cost (owned) passes any CPM ceiling.
   if (f.maxCpm !== undefined) where.push(sql`(cpm IS NULL OR cpm <= ${f.maxCpm}::numeric)`);
   if (f.minCoverage !== undefined) where.push(sql`coverage_percentage >= ${f.minCoverage}::numeric`);
   if (f.countries?.length) where.push(sql`(cardinality(countries) = 0 OR countries && ${f.countries}::text[])`);
-  if (f.platforms?.length || f.agentUrls?.length) {
-    where.push(sql`(platform_names && ${f.platforms ?? []}::text[] OR agent_urls && ${f.agentUrls ?? []}::text[])`);
-  }
-  const found = await db.query<SignalRow & { activations: ActivationRow[] }>(sql`
-    WITH found AS (
-      SELECT ${SIGNAL_COLUMNS}, ts_rank_cd(search, q.query) AS rank
-      FROM signals, to_tsquery('english', ${query}::text) AS q(query)
-      WHERE ${sql.join(where, ' AND ')}
-      ORDER BY rank DESC, coverage_percentage DESC, id
-      LIMIT ${f.limit}::int)
-    SELECT found.*, COALESCE((
+  if (f.platforms?.length) where.push(sql`platform_names && ${f.platforms}::text[]`);
+  const a = f.after;
+  const after = a
+    ? sql`WHERE anchor < ${a.anchor}::int OR (anchor = ${a.anchor}::int AND (rank < ${a.rank}::float8 OR (rank = ${a.rank}::float8
+        AND (coverage_percentage < ${a.coverage}::numeric OR (coverage_percentage = ${a.coverage}::numeric AND id > ${a.id}::text)))))`
+    : sql.empty;
+  const found = await db.query<SignalRow & { anchor: number; rank: number; coverage_key: string; activations: ActivationRow[] }>(sql`
+    WITH ranked AS (
+      SELECT ${SIGNAL_COLUMNS}, (${anchor})::int AS anchor, ${query ? sql`ts_rank(search, q.query)::float8` : sql`0::float8`} AS rank
+      FROM signals${query ? sql`, to_tsquery('english', ${query}::text) AS q(query)` : sql.empty}
+      WHERE ${sql.join(where, ' AND ')}),
+    page AS (
+      SELECT * FROM ranked ${after}
+      ORDER BY anchor DESC, rank DESC, coverage_percentage DESC, id
+      LIMIT ${f.limit + 1}::int)
+    SELECT page.*, page.coverage_percentage::text AS coverage_key, COALESCE((
       SELECT jsonb_agg(jsonb_build_object('id', a.id::text, 'signal_id', a.signal_id, 'destination_key', a.destination_key,
         'destination', a.destination, 'status', a.status, 'activation_key', a.activation_key,
         'estimated_minutes', a.estimated_minutes, 'deployed_at', a.deployed_at))
-      FROM signal_activations a WHERE a.principal_id = ${principalId}::text AND a.signal_id = found.id), '[]'::jsonb) AS activations
-    FROM found ORDER BY rank DESC, coverage_percentage DESC, id`);
-  const activations = found.flatMap((r) => r.activations);
-  const rows = found.map(({ activations: _a, rank: _r, ...row }: any) => row as SignalRow);
-  return { rows, activations };
+      FROM signal_activations a WHERE a.principal_id = ${principalId}::text AND a.signal_id = page.id), '[]'::jsonb) AS activations
+    FROM page ORDER BY anchor DESC, rank DESC, coverage_percentage DESC, id`);
+  const hasMore = found.length > f.limit;
+  const page = found.slice(0, f.limit);
+  const activations = page.flatMap((r) => r.activations);
+  const rows = page.map(({ activations: _a, anchor, rank, coverage_key, ...row }) => ({
+    ...(row as SignalRow),
+    sortKey: { anchor: Number(anchor), rank: Number(rank), coverage: coverage_key, id: row.id },
+  }));
+  return { rows, activations, hasMore };
 }
 
 export async function findSignal(db: Queryable, id: string, orgId: string): Promise<SignalRow | null> {

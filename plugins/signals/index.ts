@@ -1,14 +1,19 @@
 import * as v from 'valibot';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { definePlugin } from '../../core/plugin.ts';
+import { definePlugin, optional } from '../../core/plugin.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Ids } from '../../core/ports/ids.ts';
 import { Tasks, type Json } from '../../core/task.ts';
 import { countSignals, importCatalog } from './catalog.ts';
-import { activateSignalTask, getSignalsTask } from './tasks.ts';
+import { getSignalsTask } from './get-signals.ts';
+import { activateSignalTask } from './activate-signal.ts';
 import { sql } from '../../core/sql.ts';
+import { Clock } from '../../core/ports/clock.ts';
+import { TaskStore } from '../../core/ports/tasks.ts';
+import { TestController } from '../../core/ports/test-controller.ts';
+import { signalsScenarios } from './test-controls.ts';
 
 export const DEFAULT_SEED = join(import.meta.dir, 'seed.json');
 
@@ -19,6 +24,8 @@ const options = v.object({
   agentUrl: v.optional(v.pipe(v.string(), v.url())),
   /** Force how long activations take, in seconds (test agents); default: each target's estimate. */
   activationDelaySeconds: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(86400))),
+  /** Estimated minutes to activate on a sales agent the catalog does not list for the signal. */
+  agentActivationMinutes: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(10080)), 60),
 });
 
 /**
@@ -28,31 +35,32 @@ const options = v.object({
  */
 export default definePlugin({
   name: 'signals',
-  requires: [Database, Tasks],
+  deps: { db: Database, ids: Ids, tasks: Tasks, clock: Clock, store: optional(TaskStore), controller: optional(TestController) },
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  register(ctx) {
-    const db = ctx.get(Database);
+  init({ db, ids, tasks, clock, store, controller }, kernel) {
+    const { options, config } = kernel;
     const taskOptions = {
-      agentUrl: ctx.options.agentUrl ?? ctx.config.server.publicUrl ?? `http://localhost:${ctx.config.server.port}`,
-      activationDelaySeconds: ctx.options.activationDelaySeconds,
+      agentUrl: options.agentUrl ?? config.server.publicUrl ?? `http://localhost:${config.server.port}`,
+      activationDelaySeconds: options.activationDelaySeconds,
+      agentActivationMinutes: options.agentActivationMinutes,
     };
-    const registry = ctx.get(Tasks);
-    registry.add(getSignalsTask(db, taskOptions), activateSignalTask(db, ctx.get(Ids), taskOptions));
+    tasks.add(getSignalsTask(db, taskOptions), activateSignalTask(db, ids, taskOptions));
     const block: Json = { discovery_modes: ['brief'], features: { catalog_signals: true } };
-    registry.declareCapability({ protocol: 'signals', block: { signals: block } });
-    blocks.set(ctx, block);
-  },
-  async start(ctx) {
-    const db = ctx.get(Database);
-    if (ctx.options.seed && (await countSignals(db)) === 0) {
-      const counts = await importCatalog(db, JSON.parse(readFileSync(ctx.options.seed, 'utf8')));
-      ctx.logger.info({ seed: ctx.options.seed, ...counts }, 'signal catalog seeded');
-    }
-    // Capabilities list the data providers actually in the catalog.
-    const domains = await db.query<{ d: string }>(sql`SELECT DISTINCT data_provider_domain AS d FROM signals WHERE data_provider_domain IS NOT NULL ORDER BY 1`);
-    if (domains.length) blocks.get(ctx)!.data_provider_domains = domains.map((r) => r.d);
+    tasks.declareCapability({ protocol: 'signals', block: { signals: block } });
+    controller?.register(...signalsScenarios(db, clock, store));
+    return {
+      async start() {
+        if (options.seed && (await countSignals(db)) === 0) {
+          const counts = await importCatalog(db, JSON.parse(readFileSync(options.seed, 'utf8')));
+          kernel.logger.info({ seed: options.seed, ...counts }, 'signal catalog seeded');
+        }
+        // Capabilities list the data providers actually in the catalog.
+        const domains = await db.query<{ d: string }>(
+          sql`SELECT DISTINCT data_provider_domain AS d FROM signals WHERE data_provider_domain IS NOT NULL ORDER BY 1`,
+        );
+        if (domains.length) block.data_provider_domains = domains.map((r) => r.d);
+      },
+    };
   },
 });
-
-const blocks = new WeakMap<object, Json>();

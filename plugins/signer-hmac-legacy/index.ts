@@ -9,7 +9,7 @@ import { createHmacSigner } from './hmac.ts';
 export default definePlugin({
   name: 'signer-hmac-legacy',
   provides: [HmacSigner],
-  register(ctx) {
-    ctx.provide(HmacSigner, createHmacSigner(ctx.config.protocol.namespace));
+  init(_deps, kernel) {
+    kernel.provide(HmacSigner, createHmacSigner(kernel.config.protocol.namespace));
   },
 });

@@ -6,6 +6,8 @@ import { Database, type DatabasePort, type Queryable, type Migration } from '../
 import type { SqlFragment } from '../../core/sql.ts';
 import { runMigrations } from '../../core/migrations.ts';
 import type { Logger } from '../../core/log.ts';
+import { ConfigError } from '../../core/config-error.ts';
+import { DataDirLockedError, lockDataDir } from './lock.ts';
 
 export interface PgliteOptions {
   /** Data directory on disk, or `memory://` for a throwaway database. */
@@ -34,12 +36,22 @@ function wrap(db: PgliteSession): Queryable {
 export function createPgliteDatabase(options: PgliteOptions, logger?: Logger): DatabasePort {
   const owned = !options.instance;
   let opening: Promise<PGlite> | null = null;
+  let unlock: (() => void) | null = null;
   const open = () =>
     (opening ??= (async () => {
       let db = options.instance;
       if (!db) {
-        if (!options.dataDir.startsWith('memory://')) mkdirSync(options.dataDir, { recursive: true });
-        db = await PGlite.create(options.dataDir);
+        if (!options.dataDir.startsWith('memory://')) {
+          mkdirSync(options.dataDir, { recursive: true });
+          // Before PGlite touches the files: a second opener must fail without reading them.
+          unlock = lockDataDir(options.dataDir);
+        }
+        try {
+          db = await PGlite.create(options.dataDir);
+        } catch (error) {
+          unlock?.();
+          throw error;
+        }
       }
       if (options.schema) await db.exec(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
       return db;
@@ -92,7 +104,11 @@ export function createPgliteDatabase(options: PgliteOptions, logger?: Logger): D
       await scoped((db) => db.query('SELECT 1'));
     },
     async close() {
-      if (owned && opening) await (await opening).close();
+      try {
+        if (owned && opening) await (await opening.catch(() => null))?.close();
+      } finally {
+        unlock?.();
+      }
     },
   };
 }
@@ -100,20 +116,27 @@ export function createPgliteDatabase(options: PgliteOptions, logger?: Logger): D
 export default definePlugin({
   name: 'storage-pglite',
   provides: [Database],
+  env: { DATA_DIR: 'dataDir', DATABASE_SCHEMA: 'schema' },
   options: v.object({
     dataDir: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
     schema: v.optional(v.pipe(v.string(), v.regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a plain lowercase identifier'))),
     instance: v.optional(v.custom<PGlite>((x) => x instanceof PGlite, 'must be a PGlite instance')),
   }),
-  register(ctx) {
-    ctx.provide(Database, createPgliteDatabase(ctx.options, ctx.logger));
-  },
-  async start(ctx) {
-    const started = performance.now();
-    await ctx.get(Database).ping();
-    ctx.logger.info({ dataDir: ctx.options.dataDir, ms: Math.round(performance.now() - started) }, 'PGlite ready');
-  },
-  async stop(ctx) {
-    await ctx.get(Database).close();
+  init(_deps, kernel) {
+    const db = createPgliteDatabase(kernel.options, kernel.logger);
+    kernel.provide(Database, db);
+    return {
+      async start() {
+        const started = performance.now();
+        try {
+          await db.ping();
+        } catch (error) {
+          if (error instanceof DataDirLockedError) throw new ConfigError(`DATA_DIR: ${error.message}`);
+          throw error;
+        }
+        kernel.logger.info({ dataDir: kernel.options.dataDir, ms: Math.round(performance.now() - started) }, 'PGlite ready');
+      },
+      stop: () => db.close(),
+    };
   },
 });

@@ -1,10 +1,12 @@
 import postgres from 'postgres';
 import * as v from 'valibot';
 import { definePlugin } from '../../core/plugin.ts';
+import { ConfigError } from '../../core/config-error.ts';
 import { Database, type DatabasePort, type Queryable, type Migration } from '../../core/ports/database.ts';
 import type { SqlFragment } from '../../core/sql.ts';
 import { runMigrations } from '../../core/migrations.ts';
 import type { Logger } from '../../core/log.ts';
+import { describeConnectFailure, isUnavailable, parseTarget, timed, unavailable } from './connection.ts';
 
 export interface PostgresOptions {
   url: string;
@@ -12,41 +14,94 @@ export interface PostgresOptions {
   max?: number;
   /** Run everything inside this schema (created when missing); tests isolate suites with it. */
   schema?: string;
+  /** Give up opening a connection after this many seconds (default 5). */
+  connectTimeoutSeconds?: number;
+  /**
+   * A statement may run this long (server-side `statement_timeout`); a statement, or a transaction
+   * making no progress, that has no answer a second later is abandoned client-side (a black-holed
+   * network). Either way the caller gets DatabaseUnavailableError. Default 15 000. Migrations are exempt.
+   */
+  statementTimeoutMs?: number;
 }
 
-function wrap(sql: postgres.Sql | postgres.TransactionSql): Queryable {
+type Session = postgres.Sql | postgres.TransactionSql;
+
+/** Statements of a session; `progress` runs after each one that completes. */
+function wrap(sql: Session, progress?: () => void): Queryable {
   return {
     async query<T>(statement: SqlFragment): Promise<T[]> {
       const { text, values } = statement.build();
-      return (await sql.unsafe(text, values as any[])) as unknown as T[];
+      try {
+        const rows = (await sql.unsafe(text, values as any[])) as unknown as T[];
+        progress?.();
+        return rows;
+      } catch (error) {
+        throw isUnavailable(error) ? unavailable(error) : error;
+      }
     },
   };
 }
 
 /** A DatabasePort over a postgres.js pool. */
 export function createPostgresDatabase(options: PostgresOptions, logger?: Logger): DatabasePort {
+  const statementMs = options.statementTimeoutMs ?? 15_000;
+  // The server cancels a slow statement first; the client stops waiting only when no answer comes at all.
+  const patienceMs = statementMs + 1000;
+  const target = parseTarget(options.url);
   const pool = postgres(options.url, {
     max: options.max ?? 10,
     onnotice: () => {},
     idle_timeout: 30,
-    connection: options.schema ? { search_path: `${options.schema},public` } : {},
+    connect_timeout: options.connectTimeoutSeconds ?? 5,
+    ...(target.host ? { host: target.host as unknown as string, port: target.port as unknown as number } : {}),
+    connection: { statement_timeout: statementMs, ...(options.schema ? { search_path: `${options.schema},public` } : {}) },
     // BIGINT stays a string (postgres.js default); queries cast counts to int where numbers are wanted.
   });
   // search_path may name a schema that does not exist yet; create it once, before first use.
   // Two creators racing can hit a catalog unique violation: the schema then exists, so retry once.
   const createSchema = () => pool.unsafe(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
   let schemaReady: Promise<unknown> | null = null;
-  const ensureSchema = () => (schemaReady ??= options.schema ? createSchema().catch(createSchema) : Promise.resolve());
+  const ensureSchema = async () => {
+    schemaReady ??= options.schema ? createSchema().catch(createSchema) : Promise.resolve();
+    try {
+      await timed(schemaReady, patienceMs);
+    } catch (error) {
+      schemaReady = null; // try again on the next call: the database may be back
+      throw isUnavailable(error) ? unavailable(error) : error;
+    }
+  };
   const base = wrap(pool);
   return {
     kind: 'postgres',
     async query<T>(statement: SqlFragment) {
       await ensureSchema();
-      return base.query<T>(statement);
+      return timed(base.query<T>(statement), patienceMs);
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       await ensureSchema();
-      return (await pool.begin((tx) => fn(wrap(tx)))) as T;
+      // A watchdog rather than a deadline: a long transaction is fine as long as statements complete.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let stall!: (error: Error) => void;
+      const stalled = new Promise<never>((_, reject) => {
+        stall = reject;
+      });
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => stall(unavailable(new Error(`a transaction made no progress for ${patienceMs} ms`))), patienceMs);
+      };
+      arm();
+      const run = pool.begin((tx) => {
+        arm();
+        return fn(wrap(tx, arm));
+      }) as Promise<T>;
+      run.catch(() => {});
+      try {
+        return await Promise.race([run, stalled]);
+      } catch (error) {
+        throw isUnavailable(error) ? unavailable(error) : error;
+      } finally {
+        clearTimeout(timer);
+      }
     },
     async migrate(owner: string, migrations: readonly Migration[]) {
       await ensureSchema();
@@ -73,7 +128,12 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
       return unlisten;
     },
     async ping() {
-      await pool.unsafe('SELECT 1');
+      await timed(
+        pool.unsafe('SELECT 1').catch((error) => {
+          throw isUnavailable(error) ? unavailable(error) : error;
+        }),
+        patienceMs,
+      );
     },
     async close() {
       await pool.end({ timeout: 5 });
@@ -81,22 +141,39 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
   };
 }
 
+const seconds = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(max));
+
 export default definePlugin({
   name: 'storage-postgres',
   provides: [Database],
+  env: {
+    DATABASE_URL: 'url',
+    DATABASE_SCHEMA: 'schema',
+    DATABASE_POOL_MAX: { path: 'max', type: 'int' },
+    DATABASE_CONNECT_TIMEOUT: { path: 'connectTimeoutSeconds', type: 'int' },
+    DATABASE_STATEMENT_TIMEOUT_MS: { path: 'statementTimeoutMs', type: 'int' },
+  },
   options: v.object({
     url: v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')),
     max: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(200))),
     schema: v.optional(v.pipe(v.string(), v.regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a plain lowercase identifier'))),
+    connectTimeoutSeconds: v.optional(seconds(300), 5),
+    statementTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(3_600_000)), 15_000),
   }),
-  register(ctx) {
-    ctx.provide(Database, createPostgresDatabase(ctx.options, ctx.logger));
-  },
-  async start(ctx) {
-    await ctx.get(Database).ping();
-    ctx.logger.info('connected to Postgres');
-  },
-  async stop(ctx) {
-    await ctx.get(Database).close();
+  init(_deps, kernel) {
+    const db = createPostgresDatabase(kernel.options, kernel.logger);
+    kernel.provide(Database, db);
+    return {
+      async start() {
+        try {
+          await db.ping();
+        } catch (error) {
+          const cause = (error as { cause?: unknown }).cause ?? error;
+          throw new ConfigError(`DATABASE_URL: cannot connect to Postgres at ${parseTarget(kernel.options.url).display}: ${describeConnectFailure(cause)}`);
+        }
+        kernel.logger.info('connected to Postgres');
+      },
+      stop: () => db.close(),
+    };
   },
 });

@@ -1,26 +1,23 @@
 import * as v from 'valibot';
 import { join } from 'node:path';
-import { definePlugin } from '../../core/plugin.ts';
+import { definePlugin, optional } from '../../core/plugin.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Clock } from '../../core/ports/clock.ts';
 import { Ids } from '../../core/ports/ids.ts';
+import { Auth } from '../../core/ports/auth.ts';
 import { Idempotency } from '../../core/ports/idempotency.ts';
 import { TaskNotifier } from '../../core/ports/task-notifier.ts';
 import { SecretBox } from '../../core/ports/secrets.ts';
+import { TaskGateway } from '../../core/ports/task-gateway.ts';
+import { RequestVerifier } from '../../core/ports/request-verifier.ts';
 import { TaskStore, type TaskStorePort } from '../../core/ports/tasks.ts';
 import { TaskRegistry, Tasks } from '../../core/task.ts';
-import { TaskRepository, type NotifierRef } from './store.ts';
+import { TaskRepository } from './store.ts';
 import { TaskRunner } from './runner.ts';
 import { capabilitiesTask, getTaskStatusTask } from './protocol-tasks.ts';
-
-interface State {
-  notifier: NotifierRef;
-  runner: TaskRunner;
-  stop?: () => Promise<void>;
-}
-// Per-deployment state (a process may run several deployments, e.g. tests).
-const states = new WeakMap<object, State>();
+import { createTaskGateway } from './gateway.ts';
+import { cancelTask } from './cancel.ts';
 
 const options = v.object({
   /** Run the resume worker in this instance (every instance may; claims never overlap). */
@@ -30,62 +27,69 @@ const options = v.object({
   /** A claimed step not finished within this time may be taken over by another instance. */
   leaseSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3600)), 60),
   maxAttempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)), 5),
+  /**
+   * `push_notification_config.operation_id`: `required` refuses registrations without it (the spec
+   * allows that); `optional` accepts them (AdCP 3.0 has no such field). Default: required in `proto`,
+   * optional in `adcp`.
+   */
+  pushOperationId: v.optional(v.picklist(['required', 'optional'], 'must be required or optional')),
+  /** Authorization servers named in each mount's protected-resource metadata (default: the deployment's origin). */
+  authorizationServers: v.optional(v.array(v.pipe(v.string(), v.url('must be absolute URLs'))), []),
 });
 
 /**
- * Task registry + durable task records: asynchronous calls get a task id, a status history and
- * polling (`get_task_status`); a worker runs the deferred steps. Also defines the protocol tasks
- * `get_{ns}_capabilities` and `get_task_status`.
+ * The task runtime: the registry features add tasks to, the gateway hosts call (authentication,
+ * validation, idempotency, durable task records), polling (`get_task_status`), the worker that
+ * runs deferred steps, and `get_{ns}_capabilities`. Mutating tasks are always idempotent:
+ * the Idempotency port is required.
  */
 export default definePlugin({
   name: 'tasks',
-  provides: [Tasks, TaskStore],
-  requires: [Database],
-  optional: [Idempotency],
+  provides: [Tasks, TaskStore, TaskGateway],
+  deps: {
+    db: Database,
+    clock: Clock,
+    ids: Ids,
+    box: SecretBox,
+    auth: Auth,
+    idempotency: Idempotency,
+    notifier: optional(TaskNotifier),
+    verifier: optional(RequestVerifier),
+  },
   options,
+  env: { PUSH_OPERATION_ID: 'pushOperationId', AUTHORIZATION_SERVERS: { path: 'authorizationServers', type: 'csv' } },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  register(ctx) {
-    const registry = new TaskRegistry(ctx.config.protocol.namespace);
-    // The notifier (webhooks plugin) is looked up at start: it may itself depend on this plugin.
-    const notifier: NotifierRef = { current: undefined };
-    const repo = new TaskRepository(ctx.get(Database), ctx.get(Clock), ctx.get(Ids), notifier, ctx.get(SecretBox));
-    const runner = new TaskRunner(repo, registry, ctx.get(Clock), ctx.logger, ctx.options);
+  init({ db, clock, ids, box, auth, idempotency, notifier, verifier }, kernel) {
+    const ns = kernel.config.protocol.namespace;
+    const registry = new TaskRegistry(ns);
+    const repo = new TaskRepository(db, clock, ids, notifier, box);
+    const runner = new TaskRunner(repo, registry, clock, kernel.logger, kernel.options);
     const store: TaskStorePort = {
       create: (task) => repo.create(task),
       get: (id, principalId) => repo.get(id, principalId),
       update: (id, update) => repo.update(id, update),
       history: async (id, principalId) => ((await repo.get(id, principalId)) ? repo.history(id) : []),
-      async cancel(id, principalId) {
-        const task = await repo.get(id, principalId);
-        if (!task) return null;
-        return repo.update(id, { status: 'canceled', message: 'Canceled by the caller' }, (t) => t.status !== 'completed' && t.status !== 'failed' && t.status !== 'canceled' && t.status !== 'rejected');
-      },
+      cancel: (id, principalId) => cancelTask(repo, id, principalId),
       runDue: (limit) => runner.runDue(limit),
     };
-    registry.add(getTaskStatusTask(repo), capabilitiesTask(registry, () => ctx.tryGet(Idempotency)));
-    ctx.provide(Tasks, registry);
-    ctx.provide(TaskStore, store);
-    states.set(ctx, { notifier, runner });
-  },
-  start(ctx) {
-    const state = states.get(ctx)!;
-    const { notifier, runner } = state;
-    notifier.current = ctx.tryGet(TaskNotifier);
-    if (!ctx.options.worker) return;
-    let running: Promise<unknown> | null = null;
-    const timer = setInterval(() => {
-      if (running) return;
-      running = runner
-        .runDue()
-        .catch((error) => ctx.logger.error({ err: error }, 'task worker pass failed'))
-        .finally(() => (running = null));
-    }, ctx.options.pollIntervalMs);
-    state.stop = async () => {
-      clearInterval(timer);
-      await running;
+    registry.add(getTaskStatusTask(repo), capabilitiesTask(registry, idempotency, verifier));
+    kernel.provide(Tasks, registry);
+    kernel.provide(TaskStore, store);
+    const pipelineOptions = {
+      requireOperationId: (kernel.options.pushOperationId ?? (ns === 'adcp' ? 'optional' : 'required')) === 'required',
+      authorizationServers: kernel.options.authorizationServers,
     };
-  },
-  async stop(ctx) {
-    await states.get(ctx)?.stop?.();
+    kernel.provide(
+      TaskGateway,
+      createTaskGateway({ registry, auth, idempotency, repo, notifier, verifier, clock, ids, logger: kernel.logger, options: pipelineOptions }),
+    );
+    if (kernel.options.worker) {
+      // A full batch means more steps may be due: run again at once.
+      kernel.scheduler.add({
+        name: 'resume',
+        intervalMs: kernel.options.pollIntervalMs,
+        run: async () => ((await runner.runDue()) >= 20 ? 'again' : undefined),
+      });
+    }
   },
 });

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { defineTask, type Json, type TaskRegistry } from '../../core/task.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import type { IdempotencyPort } from '../../core/ports/idempotency.ts';
+import type { RequestVerifierPort } from '../../core/ports/request-verifier.ts';
 import type { StatusHistoryEntry, TaskRecord } from '../../core/ports/tasks.ts';
 import type { TaskRepository } from './store.ts';
 
@@ -45,7 +46,8 @@ export function getTaskStatusTask(repo: TaskRepository) {
     name: 'get_task_status',
     description: 'Poll an asynchronous task: status, progress, and the result once it is final.',
     protocol: 'protocol',
-    input: v.object({
+    requestSchema: 'protocol/get-task-status-request.json',
+    input: v.looseObject({
       task_id: v.pipe(v.string(), v.minLength(1, 'is required'), v.maxLength(128, 'must be at most 128 characters')),
       include_history: v.optional(v.boolean()),
       include_result: v.optional(v.boolean()),
@@ -63,29 +65,42 @@ export function getTaskStatusTask(repo: TaskRepository) {
 
 const PROTOCOLS = ['media_buy', 'signals', 'governance', 'sponsored_intelligence', 'creative', 'brand', 'measurement'] as const;
 
-export function capabilitiesTask(registry: TaskRegistry, idempotency: () => IdempotencyPort | undefined) {
+export function capabilitiesTask(registry: TaskRegistry, idempotency: IdempotencyPort, verifier?: RequestVerifierPort) {
   return defineTask({
     name: (ns) => `get_${ns}_capabilities`,
     description: 'What this agent supports: protocol versions, idempotency, protocols and their capabilities.',
     protocol: 'protocol',
+    requestSchema: 'protocol/get-adcp-capabilities-request.json',
     auth: 'optional',
-    input: v.object({
+    input: v.looseObject({
       protocols: v.optional(v.pipe(v.array(v.picklist(PROTOCOLS, `must be one of ${PROTOCOLS.join(', ')}`)), v.minLength(1), v.maxLength(PROTOCOLS.length))),
+      adcp_major_version: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(99))),
     }),
-    handler({ input, namespace }) {
-      const port = idempotency();
-      const contributions = registry
-        .capabilityContributions()
-        .filter((c) => !input.protocols || (input.protocols as readonly string[]).includes(c.protocol));
+    handler({ input, namespace, protocols }) {
+      // A path-routed mount describes the agent it serves, not every agent of the deployment.
+      const all = registry.capabilityContributions().filter((c) => !protocols || protocols.includes(c.protocol));
       const body: Json = {
         [namespace]: {
           major_versions: [3],
-          idempotency: port ? { supported: true, replay_ttl_seconds: port.replayTtlSeconds } : { supported: false },
+          // Release-precision versions whose response schemas every answer satisfies (3.1 field; 3.0 ignores it).
+          ...(namespace === 'adcp' ? { supported_versions: ['3.0', '3.1'] } : {}),
+          idempotency: { supported: true, replay_ttl_seconds: idempotency.replayTtlSeconds },
         },
       };
-      const supported = [...new Set(contributions.map((c) => c.protocol))];
+      // `protocols` narrows the protocol blocks only: the list of supported protocols is always complete.
+      const supported = [...new Set(all.map((c) => c.protocol))];
       if (supported.length) body.supported_protocols = supported;
-      for (const c of contributions) Object.assign(body, c.block ?? {});
+      const wanted = input.protocols as readonly string[] | undefined;
+      for (const c of all) if (!wanted || wanted.includes(c.protocol)) Object.assign(body, c.block ?? {});
+      if (verifier) {
+        const { policy } = verifier;
+        body.request_signing = {
+          supported: true,
+          covers_content_digest: policy.coversContentDigest,
+          required_for: [...policy.requiredFor],
+          supported_for: [...(policy.supportedFor ?? registry.list(protocols).map((t) => t.name))],
+        };
+      }
       return body;
     },
   });

@@ -5,14 +5,7 @@ import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
 import type { SecretBoxPort } from '../../core/ports/secrets.ts';
 import type { TaskNotifierPort, TaskStatusChange } from '../../core/ports/task-notifier.ts';
-import {
-  TERMINAL_STATUSES,
-  type NewTask,
-  type StatusHistoryEntry,
-  type TaskRecord,
-  type TaskStatus,
-  type TaskUpdate,
-} from '../../core/ports/tasks.ts';
+import { TERMINAL_STATUSES, type NewTask, type StatusHistoryEntry, type TaskRecord, type TaskStatus, type TaskUpdate } from '../../core/ports/tasks.ts';
 import type { Json } from '../../core/task.ts';
 
 interface TaskRow {
@@ -82,11 +75,6 @@ export interface InternalTask extends TaskRecord {
   attempts: number;
 }
 
-/** Where status changes go besides the history table: the bound TaskNotifier, if any. */
-export interface NotifierRef {
-  current: TaskNotifierPort | undefined;
-}
-
 /**
  * Task rows and their status history. Each status change is one transaction: row update,
  * history row, notifier call.
@@ -96,17 +84,17 @@ export class TaskRepository {
     private readonly db: DatabasePort,
     private readonly clock: ClockPort,
     private readonly ids: IdsPort,
-    private readonly notifier: NotifierRef,
+    private readonly notifier: TaskNotifierPort | undefined,
     private readonly box: SecretBoxPort,
   ) {}
 
-  private async recordChange(tx: Queryable, row: TaskRow, previous: TaskStatus | null, at: Date): Promise<void> {
+  private async recordChange(tx: Queryable, row: TaskRow, previous: TaskStatus | null, at: Date, notify = true): Promise<void> {
     await tx.query(sql`
       INSERT INTO task_status_history (task_id, sequence, status, previous_status, message, result, at)
       VALUES (${row.id}::uuid, ${row.sequence}::int, ${row.status}::text, ${previous}::text, ${row.message}::text,
               ${row.result ?? null}::jsonb, ${at}::timestamptz)`);
-    const notifier = this.notifier.current;
-    if (!notifier) return;
+    const notifier = this.notifier;
+    if (!notifier || !notify) return;
     const open = (value: string) => this.box.open(value);
     const pushConfig = await mapCredentials(row.push_notification_config, open);
     const change: TaskStatusChange = {
@@ -132,7 +120,7 @@ export class TaskRepository {
   }
 
   async create(task: NewTask): Promise<TaskRecord> {
-    const id = this.ids.uuid7();
+    const id = task.id ?? this.ids.uuid7();
     const now = this.clock.now();
     const seal = (value: string) => this.box.seal(value);
     const pushConfig = await mapCredentials(task.pushNotificationConfig, seal);
@@ -163,18 +151,25 @@ export class TaskRepository {
   }
 
   /** Apply `update` under a row lock; with `onlyIf`, do nothing unless the current row passes it. */
-  async update(id: string, update: TaskUpdate & { releaseLease?: boolean }, onlyIf?: (current: TaskRecord) => boolean): Promise<TaskRecord> {
+  async update(
+    id: string,
+    update: TaskUpdate & { releaseLease?: boolean },
+    onlyIf?: (current: TaskRecord) => boolean,
+    options: { notify?: boolean } = {},
+  ): Promise<TaskRecord> {
     const now = this.clock.now();
     return this.db.transaction(async (tx) => {
       const [current] = await tx.query<TaskRow>(sql`SELECT ${COLUMNS} FROM tasks WHERE id = ${id}::uuid FOR UPDATE`);
       if (!current) throw new ProtocolError('REFERENCE_NOT_FOUND', `Task ${id} not found`, { status: 404, field: 'task_id' });
       if (onlyIf && !onlyIf(toRecord(current))) return toRecord(current);
-      const statusEvent = update.status !== undefined;
-      if (statusEvent && TERMINAL_STATUSES.has(current.status)) {
+      if (update.status !== undefined && TERMINAL_STATUSES.has(current.status)) {
         throw new ProtocolError('INVALID_STATE', `Task ${id} is already ${current.status}`, { status: 409 });
       }
       const status = update.status ?? current.status;
       const terminal = TERMINAL_STATUSES.has(status);
+      // An event is a new status, or new progress while working; repeating the status is not one.
+      const progressed = update.progress != null && JSON.stringify(update.progress) !== JSON.stringify(current.progress ?? null);
+      const statusEvent = update.status !== undefined && (status !== current.status || progressed);
       const [row] = await tx.query<TaskRow>(sql`
         UPDATE tasks SET
           status = ${status}::text,
@@ -189,7 +184,7 @@ export class TaskRepository {
           completed_at = ${terminal ? now : null}::timestamptz
         WHERE id = ${id}::uuid
         RETURNING ${COLUMNS}`);
-      if (statusEvent) await this.recordChange(tx, row!, current.status, now);
+      if (statusEvent) await this.recordChange(tx, row!, current.status, now, options.notify !== false);
       return toRecord(row!);
     });
   }

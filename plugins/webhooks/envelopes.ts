@@ -74,4 +74,3 @@ export interface PushRegistration {
   authentication?: { schemes: string[]; credentials: string };
   context?: unknown;
 }
-

@@ -2,7 +2,7 @@ import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
-import type { WebhookDelivery, WebhookOutboxPort } from '../../core/ports/webhook-outbox.ts';
+import type { WebhookAuth, WebhookDelivery, WebhookOutboxPort } from '../../core/ports/webhook-outbox.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import type { HmacSignerPort } from '../../core/ports/hmac-signer.ts';
 import type { SecretBoxPort } from '../../core/ports/secrets.ts';
@@ -14,7 +14,20 @@ export interface OutboxOptions {
 
 const invalid = (message: string, field: string) => new ProtocolError('INVALID_REQUEST', message, { field });
 
-/** Registration-time checks of a delivery; bad input is a 400 before anything is written. */
+/** Checks of the receiver authentication a registration asked for; `field` names where it came from. */
+export function checkAuth(auth: WebhookAuth, mutating: boolean, hmac: HmacSignerPort | undefined, field: string): void {
+  if (auth.mode === 'hmac') {
+    if (!hmac) throw invalid('HMAC-SHA256 webhooks are not enabled on this agent; omit authentication to use signed webhooks', field);
+    const problem = hmac.checkSecret(auth.secret);
+    if (problem) throw invalid(`${field}.credentials ${problem}`, `${field}.credentials`);
+  }
+  if (auth.mode === 'bearer') {
+    if (mutating) throw invalid('Bearer authentication is refused for mutating callbacks; omit authentication to use signed webhooks', field);
+    if (auth.token.length < 16) throw invalid(`${field}.credentials must be at least 16 characters`, `${field}.credentials`);
+  }
+}
+
+/** Enqueue-time checks of a delivery; bad input is a 400 before anything is written. */
 export function checkDelivery(d: WebhookDelivery, hmac?: HmacSignerPort): void {
   let url: URL;
   try {
@@ -24,15 +37,7 @@ export function checkDelivery(d: WebhookDelivery, hmac?: HmacSignerPort): void {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid('push_notification_config.url must be http(s)', 'push_notification_config.url');
   if (!/^[A-Za-z0-9_.:-]{8,255}$/.test(d.idempotencyKey)) throw invalid('idempotency_key must be 8-255 of A-Z a-z 0-9 _ . : -', 'idempotency_key');
-  if (d.auth.mode === 'hmac') {
-    if (!hmac) throw invalid('HMAC-SHA256 webhooks are not enabled on this agent; omit authentication to use signed webhooks', 'push_notification_config.authentication');
-    const problem = hmac.checkSecret(d.auth.secret);
-    if (problem) throw invalid(`authentication.credentials ${problem}`, 'push_notification_config.authentication.credentials');
-  }
-  if (d.auth.mode === 'bearer') {
-    if (d.mutating) throw invalid('Bearer authentication is refused for mutating callbacks; omit authentication to use signed webhooks', 'push_notification_config.authentication');
-    if (d.auth.token.length < 16) throw invalid('authentication.credentials must be at least 16 characters', 'push_notification_config.authentication.credentials');
-  }
+  checkAuth(d.auth, !!d.mutating, hmac, 'push_notification_config.authentication');
 }
 
 /** The outbox writer: one row per webhook, in the caller's transaction. */
@@ -46,9 +51,11 @@ export function createOutbox(deps: { ids: IdsPort; clock: ClockPort; hmac?: Hmac
       const plain = d.auth.mode === 'hmac' ? d.auth.secret : d.auth.mode === 'bearer' ? d.auth.token : null;
       const credentials = plain !== null && deps.box ? await deps.box.seal(plain) : plain;
       await tx.query(sql`INSERT INTO webhook_outbox
-        (id, idempotency_key, url, auth_mode, credentials, format, task_id, operation_id, body, next_attempt_at, give_up_at, created_at, notification_token)
+        (id, idempotency_key, url, auth_mode, credentials, format, task_id, operation_id, body, next_attempt_at, give_up_at, created_at, notification_token,
+         activity_owner, activity_subject, notification_type, sequence_number)
         VALUES (${id}::uuid, ${d.idempotencyKey}::text, ${d.url}::text, ${d.auth.mode}::text, ${credentials}::text, ${d.format}::text,
-          ${d.taskId ?? null}::text, ${d.operationId ?? null}::text, ${d.body}::text, ${now}::timestamptz, ${giveUp}::timestamptz, ${now}::timestamptz, ${d.notificationToken ?? null}::text)`);
+          ${d.taskId ?? null}::text, ${d.operationId ?? null}::text, ${d.body}::text, ${now}::timestamptz, ${giveUp}::timestamptz, ${now}::timestamptz, ${d.notificationToken ?? null}::text,
+          ${d.activity?.owner ?? null}::text, ${d.activity?.subject ?? null}::text, ${d.activity?.notificationType ?? null}::text, ${d.activity?.sequenceNumber ?? null}::int)`);
       return id;
     },
   };

@@ -1,38 +1,25 @@
 import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
-import type { ReplayStore, RevocationCheck } from './rfc9421/verify.ts';
+import type { ReplayStore, RevocationCheck } from '../../lib/rfc9421/verify.ts';
+import { createReplayStore as replayStoreIn } from '../../lib/rfc9421/replay-store.ts';
 
 /** The (keyid, nonce) replay cache in the database: every receiver instance sees every nonce. */
 export function createReplayStore(db: Queryable): ReplayStore {
-  return {
-    async count(keyid, now) {
-      const [row] = await db.query<{ n: number }>(
-        sql`SELECT count(*)::int AS n FROM webhook_replay_nonces WHERE keyid = ${keyid}::text AND expires_at > ${now}::timestamptz`,
-      );
-      return row?.n ?? 0;
-    },
-    async record(keyid, nonce, expiresAt, now) {
-      // Insert, or take over an expired entry; a live entry makes this return no row (a replay).
-      const rows = await db.query(sql`INSERT INTO webhook_replay_nonces (keyid, nonce, expires_at)
-        VALUES (${keyid}::text, ${nonce}::text, ${expiresAt}::timestamptz)
-        ON CONFLICT (keyid, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
-        WHERE webhook_replay_nonces.expires_at <= ${now}::timestamptz
-        RETURNING keyid`);
-      return rows.length === 1;
-    },
-  };
+  return replayStoreIn(db, 'webhook_replay_nonces');
 }
 
 export async function purgeReplayNonces(db: Queryable, now: Date): Promise<number> {
-  const rows = await db.query(sql`DELETE FROM webhook_replay_nonces WHERE expires_at <= ${now}::timestamptz RETURNING keyid`);
-  return rows.length;
+  return replayStoreIn(db, 'webhook_replay_nonces').purge(now);
 }
 
 /**
  * Revoked sender keys. `stale` when a revocation feed has been refreshed before but not within
  * `staleAfterSeconds` (its next_update plus grace): the receiver then refuses to verify.
  */
-export function createRevocationList(db: Queryable, staleAfterSeconds = 7200): RevocationCheck & {
+export function createRevocationList(
+  db: Queryable,
+  staleAfterSeconds = 7200,
+): RevocationCheck & {
   replace(keyids: readonly string[], refreshedAt: Date): Promise<void>;
   revoke(keyid: string, at: Date): Promise<void>;
 } {

@@ -4,9 +4,10 @@ import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { HmacSignerPort } from '../../core/ports/hmac-signer.ts';
 import type { ReceivedWebhook } from '../../core/ports/webhook-inbox.ts';
-import { precheck, type WebhookRequest, type WebhookVerifier } from './rfc9421/verify.ts';
-import { parseStrictJsonBytes, StrictJsonError } from './strict-json.ts';
+import { precheck, type WebhookRequest, type WebhookVerifier } from '../../lib/rfc9421/verify.ts';
+import { parseStrictJsonBytes, StrictJsonError } from '../../lib/strict-json.ts';
 import { TASK_STATUSES } from './envelopes.ts';
+import { fieldPath, findUnsafeInput } from '../../core/validation.ts';
 
 /** How one receiving endpoint was registered with the sender: the mode is fixed, never negotiated. */
 export type ReceiverRegistration =
@@ -60,7 +61,13 @@ export function detectFormat(payload: unknown): 'mcp' | 'a2a' | null {
  * in the database. Duplicates are answered 200, never 409.
  */
 export function createWebhookReceiver(
-  deps: { db: DatabasePort; clock: ClockPort; verifier: WebhookVerifier; hmac?: HmacSignerPort; senderOf?: (keyid: string, jwk: Record<string, unknown>) => string },
+  deps: {
+    db: DatabasePort;
+    clock: ClockPort;
+    verifier: WebhookVerifier;
+    hmac?: HmacSignerPort;
+    senderOf?: (keyid: string, jwk: Record<string, unknown>) => string;
+  },
   options: ReceiverOptions,
 ) {
   const dedupMs = Math.max(options.dedupSeconds ?? 86_400 + 3600, 86_400) * 1000;
@@ -107,6 +114,11 @@ export function createWebhookReceiver(
     const auth = await authenticate(req, reg);
     if ('status' in auth) return auth;
     const { sender, payload } = auth;
+    // Authenticated is not harmless: text the database cannot store is refused, naming the member.
+    const unsafe = findUnsafeInput(payload);
+    if (unsafe) {
+      return reject(400, 'invalid_payload', `${fieldPath(unsafe.path, '') || 'body'}: ${unsafe.problem}`);
+    }
     const format = detectFormat(payload);
     if (!format) return reject(400, 'invalid_envelope', 'expected an MCP envelope (status string + task_id) or an A2A Task/status update');
     const p = payload as Record<string, any>;
@@ -116,7 +128,8 @@ export function createWebhookReceiver(
       if (typeof p.idempotency_key !== 'string' || !IDEMPOTENCY_KEY.test(p.idempotency_key)) {
         return reject(400, 'missing_idempotency_key', 'idempotency_key is required (8-255 of A-Z a-z 0-9 _ . : -)');
       }
-      if (!(TASK_STATUSES as readonly string[]).includes(p.status)) return reject(400, 'invalid_envelope_status', `status must be one of ${TASK_STATUSES.join(', ')}`);
+      if (!(TASK_STATUSES as readonly string[]).includes(p.status))
+        return reject(400, 'invalid_envelope_status', `status must be one of ${TASK_STATUSES.join(', ')}`);
       key = p.idempotency_key;
       const nid = p.result?.notification_id ?? p.notification_id;
       if (typeof nid === 'string') notificationId = nid;
@@ -125,14 +138,18 @@ export function createWebhookReceiver(
       key =
         typeof metaKey === 'string' && IDEMPOTENCY_KEY.test(metaKey)
           ? metaKey
-          : `a2a:${createHash('sha256').update(JSON.stringify([p.id ?? p.taskId, p.status.state, p.status.timestamp ?? null])).digest('hex')}`;
+          : `a2a:${createHash('sha256')
+              .update(JSON.stringify([p.id ?? p.taskId, p.status.state, p.status.timestamp ?? null]))
+              .digest('hex')}`;
     }
     const taskId = format === 'mcp' ? p.task_id : (p.id ?? p.taskId ?? null);
     const now = deps.clock.now();
     const expires = new Date(now.getTime() + dedupMs);
 
     return deps.db.transaction(async (tx): Promise<ReceiveResult> => {
-      const [existing] = await tx.query(sql`SELECT 1 FROM webhook_received WHERE sender = ${sender}::text AND idempotency_key = ${key}::text AND expires_at > ${now}::timestamptz`);
+      const [existing] = await tx.query(
+        sql`SELECT 1 FROM webhook_received WHERE sender = ${sender}::text AND idempotency_key = ${key}::text AND expires_at > ${now}::timestamptz`,
+      );
       if (existing) return { status: 200, body: { status: 'duplicate' }, headers: {}, duplicate: true };
       const [live] = await tx.query<{ n: number }>(
         sql`SELECT count(*)::int AS n FROM webhook_received WHERE sender = ${sender}::text AND expires_at > ${now}::timestamptz`,

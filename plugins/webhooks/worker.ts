@@ -6,7 +6,7 @@ import type { SecretBoxPort } from '../../core/ports/secrets.ts';
 import type { HmacSignerPort } from '../../core/ports/hmac-signer.ts';
 import { CrawlerError, type CrawlerPort } from '../../core/ports/crawler.ts';
 import type { Logger } from '../../core/log.ts';
-import { signWebhook } from './rfc9421/sign.ts';
+import { signWebhook } from '../../lib/rfc9421/sign.ts';
 
 export interface WorkerOptions {
   namespace: string;
@@ -19,6 +19,8 @@ export interface WorkerOptions {
   maxDelaySeconds: number;
   /** Allow http:// targets (loopback tests only; the crawler's allowlist still applies). */
   allowHttp: boolean;
+  /** Development setting: loopback targets (and plain http to them) are reachable. */
+  allowLoopback?: boolean;
 }
 
 interface Claimed {
@@ -32,7 +34,7 @@ interface Claimed {
   notification_token: string | null;
 }
 
-type AttemptStatus = 'success' | 'failed' | 'timeout' | 'connection_error';
+type AttemptStatus = 'success' | 'failed' | 'timeout' | 'connection_error' | 'blocked';
 interface Outcome {
   status: AttemptStatus;
   httpStatus?: number;
@@ -65,9 +67,6 @@ export interface WorkerDeps {
  */
 export function createDeliveryWorker(deps: WorkerDeps, options: WorkerOptions) {
   const { db, clock } = deps;
-  let running = false;
-  let loop: Promise<void> | null = null;
-  let wake: (() => void) | null = null;
 
   async function claim(): Promise<Claimed[]> {
     const now = clock.now();
@@ -126,7 +125,9 @@ export function createDeliveryWorker(deps: WorkerDeps, options: WorkerOptions) {
         timeoutMs: options.timeoutMs,
         maxRedirects: 0,
         maxBytes: 64 * 1024,
-        requireHttps: !options.allowHttp,
+        // http is still refused unless the target is loopback (or allowlisted).
+        requireHttps: !options.allowHttp && !options.allowLoopback,
+        allowLoopback: options.allowLoopback,
       });
       if (res.status >= 200 && res.status < 300) return { status: 'success', httpStatus: res.status };
       return { status: 'failed', httpStatus: res.status, error: `HTTP ${res.status}` };
@@ -134,7 +135,10 @@ export function createDeliveryWorker(deps: WorkerDeps, options: WorkerOptions) {
       if (error instanceof CrawlerError) {
         if (error.code === 'timeout') return { status: 'timeout', error: error.message };
         if (error.code === 'connection_failed' || error.code === 'dns_failed') return { status: 'connection_error', error: error.message };
-        return { status: 'failed', error: `${error.code}: ${error.message}`, permanent: error.code === 'ssrf_blocked' || error.code === 'invalid_url' };
+        // Refused by the SSRF guard (or an http URL without allowHttp): retrying cannot help.
+        if (error.code === 'ssrf_blocked' || error.code === 'invalid_url')
+          return { status: 'blocked', error: `${error.code}: ${error.message}`, permanent: true };
+        return { status: 'failed', error: `${error.code}: ${error.message}` };
       }
       return { status: 'connection_error', error: (error as Error).message };
     }
@@ -162,32 +166,18 @@ export function createDeliveryWorker(deps: WorkerDeps, options: WorkerOptions) {
   /** Claim and deliver one batch; returns how many rows were attempted. */
   async function runOnce(): Promise<number> {
     const rows = await claim();
-    await Promise.all(rows.map(async (row) => settle(row, await attempt(row))));
+    await Promise.all(
+      rows.map(async (row) => {
+        const outcome = await attempt(row);
+        if (outcome.status === 'blocked') {
+          // Typically a loopback or private receiver during local testing: say so, it is not retried.
+          deps.logger?.warn({ outbox_id: row.id, url: row.url, error: outcome.error }, 'webhook delivery refused by the outbound guard; not retried');
+        }
+        await settle(row, outcome);
+      }),
+    );
     return rows.length;
   }
 
-  return {
-    runOnce,
-    /** Poll until stopped; `pollMs` is the idle sleep (a busy worker loops immediately). */
-    start(pollMs = 500) {
-      if (running) return;
-      running = true;
-      loop = (async () => {
-        while (running) {
-          let n = 0;
-          try {
-            n = await runOnce();
-          } catch (error) {
-            deps.logger?.error({ err: error }, 'webhook delivery batch failed');
-          }
-          if (n === 0 && running) await new Promise<void>((r) => ((wake = r), setTimeout(r, pollMs)));
-        }
-      })();
-    },
-    async stop() {
-      running = false;
-      wake?.();
-      await loop;
-    },
-  };
+  return { runOnce };
 }

@@ -12,11 +12,12 @@ const flaky = { fail: false };
 const flakyNotifier = definePlugin({
   name: 'test-flaky-notifier',
   provides: [TaskNotifier],
-  register(ctx) {
-    ctx.provide(TaskNotifier, {
+  init(_deps, kernel) {
+    kernel.provide(TaskNotifier, {
       async statusChanged() {
         if (flaky.fail) throw new Error('notifier down');
       },
+      checkRegistration() {},
     });
   },
 });

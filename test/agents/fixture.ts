@@ -1,4 +1,5 @@
 import type { Token } from '../../core/token.ts';
+import type { Timers } from '../../core/scheduler.ts';
 import type { PluginEntry } from '../../core/config.ts';
 import { Database } from '../../core/ports/database.ts';
 import { TaskStore } from '../../core/ports/tasks.ts';
@@ -28,7 +29,14 @@ export interface SignalsServer {
 export async function startSignalsServer(
   adapter: AdapterName,
   schema: string,
-  options: { env?: Record<string, string>; overrides?: ReadonlyArray<[Token<any>, unknown]>; idempotency?: Record<string, number>; extra?: PluginEntry[] } = {},
+  options: {
+    env?: Record<string, string>;
+    overrides?: ReadonlyArray<[Token<any>, unknown]>;
+    idempotency?: Record<string, number>;
+    extra?: PluginEntry[];
+    timers?: Timers;
+    signals?: Record<string, unknown>;
+  } = {},
 ): Promise<SignalsServer> {
   const server = await startServer(
     adapter,
@@ -37,13 +45,13 @@ export async function startSignalsServer(
       auth({ testTokens: [{ token: TOKEN }, { token: OTHER_TOKEN, name: 'other' }] }),
       tasks({ worker: false }),
       idempotency(options.idempotency as any),
-      signals({ activationDelaySeconds: 0, agentUrl: 'https://signals.test.example/mcp' }),
+      signals({ activationDelaySeconds: 0, agentUrl: 'https://signals.test.example/mcp', ...options.signals }),
       restTasks(),
       mcpHost(),
       a2aHost(),
       ...(options.extra ?? []),
     ],
-    { env: options.env, overrides: options.overrides },
+    { env: options.env, overrides: options.overrides, timers: options.timers },
   );
   const db = server.deployment.get(Database);
   const org = await createOrganization(db, { name: `org-${schema}`, tier: 'member' });

@@ -32,7 +32,12 @@ forEachDatabase(
       expect(first.ok).toBe(true);
       expect(first.body.replayed).toBeUndefined();
       // Same payload with members in another order: the canonical hash matches.
-      const reordered = { context: { b: [1, 2], a: 1 }, deployments: [{ platform: 'the-trade-desk', type: 'platform' }], signal_agent_segment_id: 'sig_geo_gym_goers', idempotency_key: 'replay-key-0000000001' };
+      const reordered = {
+        context: { b: [1, 2], a: 1 },
+        deployments: [{ platform: 'the-trade-desk', type: 'platform' }],
+        signal_agent_segment_id: 'sig_geo_gym_goers',
+        idempotency_key: 'replay-key-0000000001',
+      };
       const second = await rest.call('activate_signal', reordered);
       expect(second.body).toEqual({ ...first.body, replayed: true });
       const mcp = await mcpClient(s().server, TOKEN);
@@ -84,7 +89,11 @@ forEachDatabase(
 
     test('a failed execution releases its key: the retry executes again', async () => {
       const rest = restClient(s().server, TOKEN);
-      const args = { idempotency_key: 'release-key-000000001', signal_agent_segment_id: 'sig_geo_airport_travelers', deployments: [{ type: 'platform', platform: 'no-such-dsp' }] };
+      const args = {
+        idempotency_key: 'release-key-000000001',
+        signal_agent_segment_id: 'sig_geo_airport_travelers',
+        deployments: [{ type: 'platform', platform: 'no-such-dsp' }],
+      };
       expect((await rest.call('activate_signal', args)).body.code).toBe('DEPLOYMENT_UNAUTHORIZED');
       const again = await rest.call('activate_signal', args);
       expect(again.body.code).toBe('DEPLOYMENT_UNAUTHORIZED');

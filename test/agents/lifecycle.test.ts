@@ -14,6 +14,7 @@ class RecordingNotifier implements TaskNotifierPort {
     await tx.query(sql`INSERT INTO test_outbox VALUES (${change.taskId}::uuid, ${change.sequence}::int, ${change.status}::text)`);
     this.changes.push(change);
   }
+  checkRegistration(): void {}
 }
 
 const TTD = { type: 'platform', platform: 'the-trade-desk' };
@@ -29,7 +30,11 @@ forEachDatabase(
     const s = (): SignalsServer => get().s;
 
     test('each status change is recorded in history and handed to the notifier with the webhook fields', async () => {
-      const push = { url: 'https://buyer.example/webhooks/adcp', operation_id: 'op-lifecycle-1', authentication: { schemes: ['HMAC-SHA256'], credentials: 'x'.repeat(32) } };
+      const push = {
+        url: 'https://buyer.example/webhooks/adcp',
+        operation_id: 'op-lifecycle-1',
+        authentication: { schemes: ['HMAC-SHA256'], credentials: 'x'.repeat(32) },
+      };
       const { body } = await restClient(s().server, TOKEN).call('activate_signal', {
         signal_agent_segment_id: 'sig_travel_cruise_intenders',
         deployments: [TTD],
@@ -83,7 +88,15 @@ forEachDatabase(
           kind: 'message',
           messageId: crypto.randomUUID(),
           role: 'user',
-          parts: [{ kind: 'data', data: { skill: 'activate_signal', parameters: { signal_agent_segment_id: 'sig_travel_summer_vacationers', deployments: [TTD], idempotency_key: 'a2a-legacy-key-000001' } } }],
+          parts: [
+            {
+              kind: 'data',
+              data: {
+                skill: 'activate_signal',
+                parameters: { signal_agent_segment_id: 'sig_travel_summer_vacationers', deployments: [TTD], idempotency_key: 'a2a-legacy-key-000001' },
+              },
+            },
+          ],
         },
         configuration: { pushNotificationConfig: { url: 'https://buyer.example/a2a-hook', token: 'a2a-token-0123456789' } },
       });

@@ -13,7 +13,9 @@ forEachDatabase(
   (get) => {
     test('the capabilities task is get_adcp_capabilities and validates against the AdCP schema', async () => {
       const raw = new Client({ name: 'ns', version: '1' });
-      await raw.connect(new StreamableHTTPClientTransport(new URL(get().server.base + '/mcp'), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+      await raw.connect(
+        new StreamableHTTPClientTransport(new URL(get().server.base + '/mcp'), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }),
+      );
       const names = (await raw.listTools()).tools.map((t) => t.name);
       await raw.close();
       expect(names).toContain('get_adcp_capabilities');

@@ -16,7 +16,7 @@ forEachDatabase(
       const body = (await (await get().fetch('/.well-known/adagents.json')).json()) as any;
       const tenant = body.tenants.find((t: any) => t.id === 'signals');
       expect(tenant.mcp).toBe(`${get().base}/signals/mcp`);
-      expect(tenant.tools.sort()).toEqual(['activate_signal', 'get_proto_capabilities', 'get_signals', 'get_task_status']);
+      expect(tenant.tools.sort()).toEqual(['activate_signal', 'comply_test_controller', 'get_proto_capabilities', 'get_signals', 'get_task_status']);
       expect(body.authorized_agents[0].url).toBe(tenant.mcp);
     });
 

@@ -63,7 +63,14 @@ const shapes: Array<{ name: string; filters: AgentSearchQuery['filters'] }> = [
   { name: '3-dim', filters: { channels: ['display', 'olv'], markets: ['US', 'GB'], delivery_types: ['guaranteed'] } },
   {
     name: '6-dim',
-    filters: { channels: ['display', 'olv', 'ctv'], property_types: ['website', 'mobile_app'], markets: ['US', 'GB', 'DE'], categories: ['IAB1', 'IAB2', 'IAB3'], tags: ['premium', 'news'], delivery_types: ['guaranteed'] },
+    filters: {
+      channels: ['display', 'olv', 'ctv'],
+      property_types: ['website', 'mobile_app'],
+      markets: ['US', 'GB', 'DE'],
+      categories: ['IAB1', 'IAB2', 'IAB3'],
+      tags: ['premium', 'news'],
+      delivery_types: ['guaranteed'],
+    },
   },
 ];
 
@@ -81,19 +88,23 @@ async function measure(run: () => Promise<unknown>): Promise<{ p50: number; p95:
   let done = 0;
   const until = performance.now() + 3000;
   const start = performance.now();
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    while (performance.now() < until) {
-      await run();
-      done++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (performance.now() < until) {
+        await run();
+        done++;
+      }
+    }),
+  );
   return { p50: pct(lat, 50), p95: pct(lat, 95), rps: done / ((performance.now() - start) / 1000) };
 }
 
 console.log(`\nagent search over ${profiles!.n} profiles (${AGENTS} agents), limit 50, member viewer`);
 console.log('query   | HTTP p50 / p95 ms | HTTP req/s | raw SQL p50 / p95 ms | raw SQL q/s | HTTP/SQL p95 | results');
 for (const shape of shapes) {
-  const qs = Object.entries(shape.filters).map(([k, v]) => `${k}=${v!.join(',')}`).join('&');
+  const qs = Object.entries(shape.filters)
+    .map(([k, v]) => `${k}=${v!.join(',')}`)
+    .join('&');
   const http = async () => {
     const res = await fetch(`${base}/api/registry/agents/search?${qs}&limit=50`, { headers: { authorization: `Bearer ${TOKEN}` } });
     if (res.status !== 200) throw new Error(`HTTP ${res.status}`);

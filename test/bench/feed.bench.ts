@@ -32,7 +32,12 @@ if (process.argv[2] === '--serve') {
   const schema = process.argv[3]!;
   const preset = definePreset({
     name: 'bench-feed',
-    plugins: [storagePostgres({ url: url!, schema, max: 4 }), auth({ testTokens: [{ token: TOKEN }] }), registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }), restHost()],
+    plugins: [
+      storagePostgres({ url: url!, schema, max: 4 }),
+      auth({ testTokens: [{ token: TOKEN }] }),
+      registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }),
+      restHost(),
+    ],
   });
   const deployment = await assemble(preset, { env: { LOG_LEVEL: 'silent' } });
   const server = await serve(deployment, { port: 0, hostname: '127.0.0.1' });
@@ -45,10 +50,18 @@ const schema = `bench_feed_${process.pid}`;
 const db = await openDatabase(adapter, schema, 4);
 await db.migrate('registry-feed', loadMigrations(join(import.meta.dir, '../../plugins/registry-feed/migrations')));
 const log = createEventLog(systemClock);
-const payload = { property_rid: defaultIds.uuid7(), classification: 'website', source: 'adagents_json', identifiers: [{ type: 'domain', value: 'example.com' }] };
+const payload = {
+  property_rid: defaultIds.uuid7(),
+  classification: 'website',
+  source: 'adagents_json',
+  identifiers: [{ type: 'domain', value: 'example.com' }],
+};
 for (let i = 0; i < TOTAL; i += 5000) {
   await db.transaction((tx) =>
-    log.append(tx, Array.from({ length: 5000 }, () => ({ event_type: 'property.created', entity_type: 'property', entity_id: defaultIds.uuid7(), payload, actor: 'bench' }))),
+    log.append(
+      tx,
+      Array.from({ length: 5000 }, () => ({ event_type: 'property.created', entity_type: 'property', entity_id: defaultIds.uuid7(), payload, actor: 'bench' })),
+    ),
   );
 }
 let started = performance.now();
@@ -103,7 +116,9 @@ if (adapter === 'postgres') {
   }
   const port = /PORT (\d+)/.exec(out)![1];
   const http = async (cursor: string | null) => {
-    const res = await fetch(`http://127.0.0.1:${port}/api/registry/feed?limit=${PAGE}${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const res = await fetch(`http://127.0.0.1:${port}/api/registry/feed?limit=${PAGE}${cursor ? `&cursor=${cursor}` : ''}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     const body = (await res.json()) as { events: unknown[]; cursor: string | null };
     return { count: body.events.length, cursor: body.cursor };
   };

@@ -37,4 +37,6 @@ const errors = await run(start + seconds * 1000, samples);
 const elapsed = (performance.now() - start) / 1000;
 samples.sort((a, b) => a - b);
 const pct = (p: number) => Math.round((samples[Math.min(samples.length - 1, Math.floor(samples.length * p))] ?? 0) * 100) / 100;
-console.log(JSON.stringify({ requests: samples.length, errors, rps: Math.round(samples.length / elapsed), p50_ms: pct(0.5), p95_ms: pct(0.95), p99_ms: pct(0.99) }));
+console.log(
+  JSON.stringify({ requests: samples.length, errors, rps: Math.round(samples.length / elapsed), p50_ms: pct(0.5), p95_ms: pct(0.95), p99_ms: pct(0.99) }),
+);

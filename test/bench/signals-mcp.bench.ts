@@ -15,11 +15,22 @@ const call = JSON.stringify({
   jsonrpc: '2.0',
   id: 1,
   method: 'tools/call',
-  params: { name: 'get_signals', arguments: { signal_spec: 'sports fans streaming live games', deliver_to: { deployments: [{ type: 'platform', platform: 'the-trade-desk' }], countries: ['US'] }, max_results: 5 } },
+  params: {
+    name: 'get_signals',
+    arguments: {
+      signal_spec: 'sports fans streaming live games',
+      deliver_to: { deployments: [{ type: 'platform', platform: 'the-trade-desk' }], countries: ['US'] },
+      max_results: 5,
+    },
+  },
 });
 
 async function startServer(env: Record<string, string>) {
-  const proc = Bun.spawn(['bun', join(import.meta.dir, 'signals-server.ts')], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, stdout: 'pipe', stderr: 'inherit' });
+  const proc = Bun.spawn(['bun', join(import.meta.dir, 'signals-server.ts')], {
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  });
   const reader = proc.stdout.getReader();
   let out = '';
   while (!/READY (\d+)/.test(out)) {
@@ -32,7 +43,9 @@ async function startServer(env: Record<string, string>) {
 }
 
 function rssMb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'))!;
   return Math.round(Number(line.replace(/\D+/g, '')) / 1024);
 }
 
@@ -58,11 +71,18 @@ async function load(url: string, check: (text: string) => void) {
   return { rps: Math.round(latencies.length / SECONDS), p50: q(0.5), p95: q(0.95), n: latencies.length };
 }
 
-const fmt = (r: { rps: number; p50: number; p95: number }) => `${String(r.rps).padStart(6)} req/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p95 ${r.p95.toFixed(1).padStart(6)} ms`;
+const fmt = (r: { rps: number; p50: number; p95: number }) =>
+  `${String(r.rps).padStart(6)} req/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p95 ${r.p95.toFixed(1).padStart(6)} ms`;
 
 // Baseline: the same request shape, a canned body of the real answer's size.
 const sample = await startServer({ BENCH_STORAGE: 'pglite' });
-const sampleBody = await (await fetch(`http://127.0.0.1:${sample.port}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${TOKEN}` }, body: call })).text();
+const sampleBody = await (
+  await fetch(`http://127.0.0.1:${sample.port}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${TOKEN}` },
+    body: call,
+  })
+).text();
 sample.proc.kill();
 await sample.proc.exited;
 const baseline = await startServer({ BENCH_TARGET: 'baseline', BENCH_BODY: sampleBody });
@@ -81,5 +101,7 @@ for (const storage of storages) {
   const rss = rssMb(server.proc.pid);
   server.proc.kill();
   await server.proc.exited;
-  console.log(`signals agent MCP (${storage.padEnd(8)})  ${fmt(result)}  = ${((result.rps / base.rps) * 100).toFixed(1)}% of baseline, server RSS after load ${rss} MB`);
+  console.log(
+    `signals agent MCP (${storage.padEnd(8)})  ${fmt(result)}  = ${((result.rps / base.rps) * 100).toFixed(1)}% of baseline, server RSS after load ${rss} MB`,
+  );
 }

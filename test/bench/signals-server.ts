@@ -22,10 +22,14 @@ export const BENCH_TOKEN = 'bench-token-0123456789abcdef';
 
 if (process.env.BENCH_TARGET === 'baseline') {
   const body = process.env.BENCH_BODY ?? '{}';
-  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async (req) => {
-    await req.text();
-    return new Response(body, { headers: { 'content-type': 'application/json' } });
-  } });
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: async (req) => {
+      await req.text();
+      return new Response(body, { headers: { 'content-type': 'application/json' } });
+    },
+  });
   console.log(`READY ${server.port}`);
 } else {
   const storage =
@@ -36,7 +40,14 @@ if (process.env.BENCH_TARGET === 'baseline') {
     definePreset({
       name: 'bench-signals',
       log: { level: 'silent' },
-      plugins: [storage, auth({ testTokens: [{ token: BENCH_TOKEN }] }), tasks(), idempotency(), signals(), mcpHost({ jsonResponse: process.env.BENCH_JSON === '1' })],
+      plugins: [
+        storage,
+        auth({ testTokens: [{ token: BENCH_TOKEN }] }),
+        tasks(),
+        idempotency(),
+        signals(),
+        mcpHost({ jsonResponse: process.env.BENCH_JSON === '1' }),
+      ],
     }),
     { env: { LOG_LEVEL: 'silent' } },
   );

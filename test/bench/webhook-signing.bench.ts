@@ -6,9 +6,9 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { generatePrivateJwk, signingKeyFrom, verifyKeyFrom, verifyRaw } from '../../plugins/signer-common/keys.ts';
-import { signWebhook } from '../../plugins/webhooks/rfc9421/sign.ts';
-import { createWebhookVerifier } from '../../plugins/webhooks/rfc9421/verify.ts';
+import { generatePrivateJwk, signingKeyFrom, verifyKeyFrom, verifyRaw } from '../../lib/signer/keys.ts';
+import { signWebhook } from '../../lib/rfc9421/sign.ts';
+import { createWebhookVerifier } from '../../lib/rfc9421/verify.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { createOutbox } from '../../plugins/webhooks/outbox.ts';
 import { createDeliveryWorker } from '../../plugins/webhooks/worker.ts';
@@ -21,7 +21,17 @@ import { defaultIds } from '../../core/ports/ids.ts';
 import type { SignatureAlg } from '../../core/ports/signer.ts';
 
 const enc = new TextEncoder();
-const body = enc.encode(JSON.stringify({ idempotency_key: crypto.randomUUID(), task_id: 'task_456', operation_id: 'op_abc', task_type: 'create_media_buy', status: 'completed', timestamp: new Date().toISOString(), result: { media_buy_id: 'mb_001', packages: [{ package_id: 'p1' }] } }));
+const body = enc.encode(
+  JSON.stringify({
+    idempotency_key: crypto.randomUUID(),
+    task_id: 'task_456',
+    operation_id: 'op_abc',
+    task_type: 'create_media_buy',
+    status: 'completed',
+    timestamp: new Date().toISOString(),
+    result: { media_buy_id: 'mb_001', packages: [{ package_id: 'p1' }] },
+  }),
+);
 const url = 'https://buyer.example.com/adcp/webhook/create_media_buy/op_abc';
 
 async function opsPerSecond(fn: () => Promise<unknown>, ms = 1200): Promise<number> {
@@ -42,14 +52,21 @@ for (const alg of ['ed25519', 'ecdsa-p256-sha256'] as SignatureAlg[]) {
   const key = await signingKeyFrom(jwk, 'bench', alg, 'adcp');
   const pub = await verifyKeyFrom(key.publicJwk, alg);
   const headers = await signWebhook({ key, namespace: 'adcp', url, body });
-  const base = enc.encode(`"@method": POST\n"@target-uri": ${url}\n"@authority": buyer.example.com\n"content-type": application/json\n"content-digest": ${headers['Content-Digest']}\n"@signature-params": ${headers['Signature-Input']!.slice(5)}`);
+  const base = enc.encode(
+    `"@method": POST\n"@target-uri": ${url}\n"@authority": buyer.example.com\n"content-type": application/json\n"content-digest": ${headers['Content-Digest']}\n"@signature-params": ${headers['Signature-Input']!.slice(5)}`,
+  );
   const rawSig = await key.sign(base);
   const ourSign = await opsPerSecond(() => signWebhook({ key, namespace: 'adcp', url, body }));
   const rawSign = await opsPerSecond(() => key.sign(base));
   // Verify: fresh signatures (each nonce is accepted once); the replay store is in memory so the figure is the verifier's own cost.
   const signed = await Promise.all(Array.from({ length: 4000 }, () => signWebhook({ key, namespace: 'adcp', url, body })));
   let i = 0;
-  const verify = createWebhookVerifier({ namespace: 'adcp', keys: { resolve: async () => key.publicJwk }, replay: { count: async () => 0, record: async () => true }, clock: systemClock });
+  const verify = createWebhookVerifier({
+    namespace: 'adcp',
+    keys: { resolve: async () => key.publicJwk },
+    replay: { count: async () => 0, record: async () => true },
+    clock: systemClock,
+  });
   const ourVerify = await opsPerSecond(async () => {
     const r = await verify({ method: 'POST', url, headers: new Headers(signed[i++ % signed.length]), body });
     if (!r.ok) throw new Error(r.code);
@@ -96,8 +113,22 @@ try {
     }
   });
   const worker = createDeliveryWorker(
-    { db, clock: systemClock, crawler: new HttpCrawler({ allowlist: ['127.0.0.1'] }), signer: { active: () => key, jwks: () => ({ keys: [] }), revocations: () => ({ keyids: [], updatedAt: new Date() }) } },
-    { namespace: 'adcp', workerId: 'bench', batchSize: CONCURRENCY, leaseSeconds: 60, timeoutMs: 10_000, baseDelaySeconds: 1, maxDelaySeconds: 10, allowHttp: true },
+    {
+      db,
+      clock: systemClock,
+      crawler: new HttpCrawler({ allowlist: ['127.0.0.1'] }),
+      signer: { active: () => key, jwks: () => ({ keys: [] }), revocations: () => ({ keyids: [], updatedAt: new Date() }) },
+    },
+    {
+      namespace: 'adcp',
+      workerId: 'bench',
+      batchSize: CONCURRENCY,
+      leaseSeconds: 60,
+      timeoutMs: 10_000,
+      baseDelaySeconds: 1,
+      maxDelaySeconds: 10,
+      allowHttp: true,
+    },
   );
   const start = performance.now();
   let sent = 0;

@@ -30,7 +30,11 @@ const TOKEN = 'agent-capabilities-test-token-0123';
 const NS = { PROTOCOL_NAMESPACE: 'adcp' };
 const front = startTlsFront();
 const initialMetrics = () => [
-  { metric_id: 'attention_seconds', standard_reference: 'https://standards.example/attention', accreditations: [{ accrediting_body: 'MRC', certification_id: 'mrc-42' }] },
+  {
+    metric_id: 'attention_seconds',
+    standard_reference: 'https://standards.example/attention',
+    accreditations: [{ accrediting_body: 'MRC', certification_id: 'mrc-42' }],
+  },
   { metric_id: 'viewable_rate' },
 ];
 const measurement: Json = { metrics: initialMetrics() };
@@ -39,11 +43,21 @@ const upstream: TestServer[] = [];
 
 beforeAll(async () => {
   const env = (name: string) => ({ env: { ...NS, PUBLIC_URL: front.url(name) } });
-  const measure = await startServer('pglite', agentSchemas.measure, stubAgentPlugins({ hosts: ['mcp'], capabilities: [{ protocol: 'measurement', block: { measurement } }] }), env('measure.pub.test'));
+  const measure = await startServer(
+    'pglite',
+    agentSchemas.measure,
+    stubAgentPlugins({ hosts: ['mcp'], capabilities: [{ protocol: 'measurement', block: { measurement } }] }),
+    env('measure.pub.test'),
+  );
   const a2a = await startServer(
     'pglite',
     agentSchemas.a2a,
-    stubAgentPlugins({ hosts: ['a2a'], capabilities: [{ protocol: 'measurement', block: { measurement: { metrics: [{ metric_id: 'brand_lift', accreditations: [{ accrediting_body: 'ARF' }] }] } } }] }),
+    stubAgentPlugins({
+      hosts: ['a2a'],
+      capabilities: [
+        { protocol: 'measurement', block: { measurement: { metrics: [{ metric_id: 'brand_lift', accreditations: [{ accrediting_body: 'ARF' }] }] } } },
+      ],
+    }),
     env('measure-a2a.pub.test'),
   );
   const signals = await startServer('pglite', agentSchemas.signals, signalsPreset.plugins.slice(1), env('signals.pub.test'));
@@ -95,7 +109,7 @@ forEachDatabase(
       { overrides: [[Clock, clock]], env: NS },
     );
     const owner = await newKey(app.deployment, 'member');
-    return { app, clock, owner, deps: workerDeps(app.deployment, registryCrawl(crawlOptions).options) };
+    return { app, clock, owner, deps: workerDeps(app.deployment, crawlOptions) };
   },
   async ({ app }) => app.close(),
   (get) => {
@@ -121,10 +135,14 @@ forEachDatabase(
       return ((await res.json()) as { agents: any[] }).agents;
     };
     const target = async (url: string) =>
-      (await db().query<{ last_outcome: string; last_error: string | null; consecutive_failures: number }>(sql`
-        SELECT last_outcome, last_error, consecutive_failures FROM crawl_agent_targets WHERE agent_url = ${url}::text`))[0];
+      (
+        await db().query<{ last_outcome: string; last_error: string | null; consecutive_failures: number }>(sql`
+        SELECT last_outcome, last_error, consecutive_failures FROM crawl_agent_targets WHERE agent_url = ${url}::text`)
+      )[0];
     const jobsOf = async (url: string) =>
-      db().query<{ status: string; kind: string; attempts: number }>(sql`SELECT status, kind, attempts FROM crawl_jobs WHERE domain = ${url}::text ORDER BY created_at`);
+      db().query<{ status: string; kind: string; attempts: number }>(
+        sql`SELECT status, kind, attempts FROM crawl_jobs WHERE domain = ${url}::text ORDER BY created_at`,
+      );
 
     test('enrolled agents without capabilities are due: one agent_capabilities job each, a second pass queues none', async () => {
       for (const agent of Object.values(AGENTS)) {
@@ -133,7 +151,11 @@ forEachDatabase(
       }
       await newEvents(); // enrollment events are not what this suite is about
       const queued = await scheduleAgentChecks(db(), get().deps);
-      expect(queued.sort()).toEqual(Object.values(AGENTS).map((a) => a.url).sort());
+      expect(queued.sort()).toEqual(
+        Object.values(AGENTS)
+          .map((a) => a.url)
+          .sort(),
+      );
       expect(await scheduleAgentChecks(db(), get().deps)).toEqual([]);
       const [job] = await jobsOf(AGENTS.measure.url);
       expect(job).toMatchObject({ status: 'queued', kind: 'agent_capabilities' });
@@ -145,7 +167,11 @@ forEachDatabase(
       expect(byMetric.map((a) => a.url)).toEqual([AGENTS.measure.url]);
       const caps = byMetric[0].capabilities;
       expect(caps.measurement.metrics).toEqual([
-        { metric_id: 'attention_seconds', standard_reference: 'https://standards.example/attention', accreditations: [{ accrediting_body: 'MRC', certification_id: 'mrc-42', verified_by_aao: false }] },
+        {
+          metric_id: 'attention_seconds',
+          standard_reference: 'https://standards.example/attention',
+          accreditations: [{ accrediting_body: 'MRC', certification_id: 'mrc-42', verified_by_aao: false }],
+        },
         { metric_id: 'viewable_rate', accreditations: [] },
       ]);
       expect(caps.crawled_at).toBe('2026-04-01T00:00:00.000Z');
@@ -195,7 +221,11 @@ forEachDatabase(
       expect(await refresh()).toEqual([]);
       get().clock.advance(1801_000);
       const queued = await refresh();
-      expect(queued.sort()).toEqual(Object.values(AGENTS).map((a) => a.url).sort());
+      expect(queued.sort()).toEqual(
+        Object.values(AGENTS)
+          .map((a) => a.url)
+          .sort(),
+      );
       expect((await newEvents()).filter((e) => e.event_type === 'agent.profile_updated')).toEqual([]);
       const [measure] = await catalog('capabilities=true&metric_id=attention_seconds');
       expect(measure.capabilities.crawled_at).toBe('2026-04-01T01:00:01.000Z');

@@ -9,10 +9,10 @@ import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import registryFeed from '../../plugins/registry-feed/index.ts';
 import rateLimit from '../../plugins/rate-limit/index.ts';
 import registryCrawl, { enqueueCrawl, claimJobs, completeJob, scheduleDue, runCrawlBatch } from '../../plugins/registry-crawl/index.ts';
-import { createSchemaValidator as createDocumentValidator } from '../../plugins/registry-agents/schema-validation.ts';
-import { managerDomains } from '../../plugins/registry-crawl/documents.ts';
+import { createSchemaValidator as createDocumentValidator } from '../../lib/registry-documents/schema-validation.ts';
+import { managerDomains } from '../../lib/registry-documents/fetch.ts';
 import type { WorkerDeps } from '../../plugins/registry-crawl/worker.ts';
-import { createDiscoveryProjection } from '../../plugins/registry-agents/projection.ts';
+import { Discovery } from '../../core/ports/discovery.ts';
 import auth from '../../plugins/auth/index.ts';
 import restHost from '../../hosts/rest/index.ts';
 import { forEachDatabase } from '../support/db.ts';
@@ -38,7 +38,10 @@ const web = startPublisherWeb();
 afterAll(() => web.stop());
 
 test('ads.txt MANAGERDOMAIN parsing', () => {
-  expect(managerDomains('# comment\ngoogle.com, pub-1, DIRECT\nmanagerdomain=Manager.example # the manager\nMANAGERDOMAIN = second.example\n')).toEqual(['manager.example', 'second.example']);
+  expect(managerDomains('# comment\ngoogle.com, pub-1, DIRECT\nmanagerdomain=Manager.example # the manager\nMANAGERDOMAIN = second.example\n')).toEqual([
+    'manager.example',
+    'second.example',
+  ]);
 });
 
 forEachDatabase(
@@ -52,7 +55,12 @@ forEachDatabase(
       registryProperties(),
       registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }),
       rateLimit({ pruneIntervalMs: 0 }),
-      auth({ testTokens: [{ token: TOKEN, name: 'crawler-tests' }, { token: `${TOKEN}-second`, name: 'second' }] }),
+      auth({
+        testTokens: [
+          { token: TOKEN, name: 'crawler-tests' },
+          { token: `${TOKEN}-second`, name: 'second' },
+        ],
+      }),
       registryCrawl({ workers: 0, scheduleIntervalMs: 0, origin: web.origin, ttlSeconds: 3600, backoffSeconds: 60, maxAttempts: 3, leaseSeconds: 120 }),
       restHost(),
     ];
@@ -73,7 +81,7 @@ forEachDatabase(
       db: db(),
       crawler: a().deployment.get(Crawler),
       events: a().deployment.get(EventLog),
-      projection: createDiscoveryProjection(db(), () => undefined),
+      projection: a().deployment.get(Discovery),
       validator,
       brandRecords: a().deployment.tryGet(BrandJsonRecords),
       adagentsRecords: a().deployment.tryGet(AdagentsRecords),
@@ -119,10 +127,21 @@ forEachDatabase(
 
     test('first crawl emits discovery events; property.created payload is exactly the spec shape', async () => {
       const events = await newEvents();
-      expect(types(events)).toEqual(['publisher.adagents_discovered', 'property.created', 'agent.discovered', 'authorization.granted', 'agent.profile_updated']);
+      expect(types(events)).toEqual([
+        'publisher.adagents_discovered',
+        'property.created',
+        'agent.discovered',
+        'authorization.granted',
+        'agent.profile_updated',
+      ]);
       const created = events.find((e) => e.event_type === 'property.created')!;
       expect(Object.keys(created.payload).sort()).toEqual(['classification', 'identifiers', 'property_rid', 'source']);
-      expect(created.payload).toEqual({ property_rid: created.entity_id, classification: 'website', source: 'adagents_json', identifiers: [{ type: 'domain', value: 'pub.test' }] });
+      expect(created.payload).toEqual({
+        property_rid: created.entity_id,
+        classification: 'website',
+        source: 'adagents_json',
+        identifiers: [{ type: 'domain', value: 'pub.test' }],
+      });
       expect(created.actor).toBe('crawler');
       const [row] = await db().query<{ status: string }>(sql`SELECT status FROM registry_properties WHERE id = ${created.entity_id}::uuid`);
       expect(row!.status).toBe('active');
@@ -159,12 +178,15 @@ forEachDatabase(
             { url: 'https://sales.agent.test/mcp', authorized_for: 'Display and video', authorization_type: 'property_ids', property_ids: ['home'] },
             { url: 'https://second.agent.test', authorized_for: 'All', authorization_type: 'property_tags', property_tags: ['news'] },
           ],
-          properties: [{ property_id: 'home', property_type: 'website', name: 'Home page', identifiers: [{ type: 'domain', value: 'pub.test' }], tags: ['news'] }],
+          properties: [
+            { property_id: 'home', property_type: 'website', name: 'Home page', identifiers: [{ type: 'domain', value: 'pub.test' }], tags: ['news'] },
+          ],
         }),
       });
       await crawl('pub.test');
       const t = types(await newEvents());
-      for (const expected of ['publisher.adagents_changed', 'property.updated', 'authorization.modified', 'authorization.granted', 'agent.discovered']) expect(t).toContain(expected);
+      for (const expected of ['publisher.adagents_changed', 'property.updated', 'authorization.modified', 'authorization.granted', 'agent.discovered'])
+        expect(t).toContain(expected);
       web.set('pub.test', ADAGENTS, { body: adagents('pub.test') });
       await crawl('pub.test');
       expect(types(await newEvents())).toContain('authorization.revoked');
@@ -192,14 +214,18 @@ forEachDatabase(
       const events = await newEvents();
       const created = events.find((e) => e.event_type === 'property.created')!;
       expect(created.payload.source).toBe('ads_txt_managerdomain');
-      const [pub] = await db().query<{ adagents_valid: boolean; source: string }>(sql`SELECT adagents_valid, source FROM registry_publishers WHERE domain = 'c.pub.test'`);
+      const [pub] = await db().query<{ adagents_valid: boolean; source: string }>(
+        sql`SELECT adagents_valid, source FROM registry_publishers WHERE domain = 'c.pub.test'`,
+      );
       expect(pub).toEqual({ adagents_valid: true, source: 'ads_txt_managerdomain' });
     });
 
     test('oversized or mistyped files are invalid verdicts (not crashes, not retries); a missing file for an unknown domain creates nothing', async () => {
       web.set('d.pub.test', ADAGENTS, { body: 'x'.repeat(100), type: 'text/html' });
       await crawl('d.pub.test');
-      const [d] = await db().query<{ adagents_valid: boolean; validation_errors: Array<{ message: string }> }>(sql`SELECT adagents_valid, validation_errors FROM registry_publishers WHERE domain = 'd.pub.test'`);
+      const [d] = await db().query<{ adagents_valid: boolean; validation_errors: Array<{ message: string }> }>(
+        sql`SELECT adagents_valid, validation_errors FROM registry_publishers WHERE domain = 'd.pub.test'`,
+      );
       expect(d!.adagents_valid).toBe(false);
       expect(d!.validation_errors[0]!.message).toContain('bad_content_type');
       await crawl('nothing.pub.test');
@@ -213,10 +239,16 @@ forEachDatabase(
 
     test('brand.json is fetched, validated and projected for the operator side', async () => {
       web.set('pub.test', '/.well-known/brand.json', {
-        body: { version: '1.0', house: { domain: 'pub.test', name: 'Pub House', architecture: 'branded_house' }, brands: [{ id: 'pub', names: [{ en_US: 'Pub' }], keller_type: 'master', properties: [{ type: 'website', identifier: 'pub.test' }] }] },
+        body: {
+          version: '1.0',
+          house: { domain: 'pub.test', name: 'Pub House', architecture: 'branded_house' },
+          brands: [{ id: 'pub', names: [{ en_US: 'Pub' }], keller_type: 'master', properties: [{ type: 'website', identifier: 'pub.test' }] }],
+        },
       });
       await crawl('pub.test');
-      const [op] = await db().query<{ brand_json_valid: boolean; house_name: string }>(sql`SELECT brand_json_valid, house_name FROM registry_operators WHERE domain = 'pub.test'`);
+      const [op] = await db().query<{ brand_json_valid: boolean; house_name: string }>(
+        sql`SELECT brand_json_valid, house_name FROM registry_operators WHERE domain = 'pub.test'`,
+      );
       expect(op).toEqual({ brand_json_valid: true, house_name: 'Pub House' });
       const props = await db().query<{ identifier: string }>(sql`SELECT identifier FROM registry_operator_properties WHERE operator_domain = 'pub.test'`);
       expect(props.map((p) => p.identifier)).toEqual(['pub.test']);
@@ -233,7 +265,9 @@ forEachDatabase(
       expect(props.properties.map((p: any) => p.id)).toEqual(['home']);
       const { key } = await newKey(a().deployment);
       expect((await a().fetch('/api/brands/save', { method: 'POST', token: key, json: { domain: 'pub.test', brand_name: 'Hijack' } })).status).toBe(409);
-      expect((await a().fetch('/api/properties/save', { method: 'POST', token: key, json: { publisher_domain: 'pub.test', authorized_agents: [] } })).status).toBe(409);
+      expect(
+        (await a().fetch('/api/properties/save', { method: 'POST', token: key, json: { publisher_domain: 'pub.test', authorized_agents: [] } })).status,
+      ).toBe(409);
       expect(await newEvents()).toEqual([]); // recording the files adds no events of its own
     });
 
@@ -241,7 +275,12 @@ forEachDatabase(
       web.set('e.pub.test', ADAGENTS, { status: 503, body: 'busy', type: 'text/plain' });
       const { id } = await enqueueCrawl(db(), deps(), { domain: 'e.pub.test', reason: 'cli' });
       expect(await runCrawlBatch(deps(), 'w', 4)).toBe(1);
-      const job = async () => (await db().query<{ status: string; attempts: number; run_after: string }>(sql`SELECT status, attempts, run_after FROM crawl_jobs WHERE id = ${id}::uuid`))[0]!;
+      const job = async () =>
+        (
+          await db().query<{ status: string; attempts: number; run_after: string }>(
+            sql`SELECT status, attempts, run_after FROM crawl_jobs WHERE id = ${id}::uuid`,
+          )
+        )[0]!;
       let j = await job();
       expect(j.status).toBe('queued');
       expect(new Date(j.run_after).getTime() - clock().now().getTime()).toBe(60_000);
@@ -266,7 +305,9 @@ forEachDatabase(
       expect(await runCrawlBatch(deps(), 'survivor', 4)).toBe(0);
       clock().advance(121_000);
       expect(await runCrawlBatch(deps(), 'survivor', 4)).toBe(1);
-      const [row] = await db().query<{ status: string; attempts: number; worker: string }>(sql`SELECT status, attempts, worker FROM crawl_jobs WHERE id = ${claimed!.id}::uuid`);
+      const [row] = await db().query<{ status: string; attempts: number; worker: string }>(
+        sql`SELECT status, attempts, worker FROM crawl_jobs WHERE id = ${claimed!.id}::uuid`,
+      );
       expect(row).toEqual({ status: 'done', attempts: 2, worker: 'survivor' });
       expect(await completeJob(db(), deps(), claimed!, { late: true })).toBe(false);
       await newEvents();
@@ -340,7 +381,9 @@ forEachDatabase(
       expect(statuses.slice(0, 30).every((s) => s === 202)).toBe(true);
       expect(statuses[30]).toBe(429);
       // Another user is not affected.
-      expect((await get().b.fetch('/api/registry/crawl-request', { method: 'POST', token: `${TOKEN}-second`, json: { domain: 'u99.pub.test' } })).status).toBe(202);
+      expect((await get().b.fetch('/api/registry/crawl-request', { method: 'POST', token: `${TOKEN}-second`, json: { domain: 'u99.pub.test' } })).status).toBe(
+        202,
+      );
     });
   },
 );

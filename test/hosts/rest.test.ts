@@ -5,7 +5,7 @@ import registryBrands from '../../plugins/registry-brands/index.ts';
 import registryProperties from '../../plugins/registry-properties/index.ts';
 import restHost from '../../hosts/rest/index.ts';
 import registryAgents from '../../plugins/registry-agents/index.ts';
-import { searchFor } from '../../config/search.ts';
+import { search } from '../../config/search.ts';
 import { Endpoints } from '../../core/endpoint.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
@@ -13,7 +13,7 @@ import { startServer, type TestServer } from '../support/server.ts';
 forEachDatabase(
   'REST host',
   (adapter, schema) =>
-    startServer(adapter, schema, [auth(), searchFor, registryBrands(), registryProperties(), registryAgents(), restHost()], { env: { MAX_BODY_BYTES: '4096' } }),
+    startServer(adapter, schema, [auth(), search, registryBrands(), registryProperties(), registryAgents(), restHost()], { env: { MAX_BODY_BYTES: '4096' } }),
   (s) => s.close(),
   (get) => {
     const s = (): TestServer => get();
@@ -42,7 +42,12 @@ forEachDatabase(
           c.close();
         },
       });
-      const chunked = await s().fetch('/api/brands/resolve/bulk', { method: 'POST', body: stream, headers: { 'content-type': 'application/json' }, duplex: 'half' } as any);
+      const chunked = await s().fetch('/api/brands/resolve/bulk', {
+        method: 'POST',
+        body: stream,
+        headers: { 'content-type': 'application/json' },
+        duplex: 'half',
+      } as any);
       expect(chunked.status).toBe(413);
     });
 
@@ -56,7 +61,7 @@ forEachDatabase(
       for (const e of s().deployment.get(Endpoints).list()) {
         const op = doc.paths[e.path]?.[e.method.toLowerCase()];
         expect(op).toBeDefined();
-        const names = (op.parameters ?? []).map((p: any) => `${p.in}:${p.name}`);
+        const names = (op.parameters ?? []).filter((p: any) => p.in !== 'header').map((p: any) => `${p.in}:${p.name}`);
         const expected = [
           ...[...e.path.matchAll(/\{(\w+)\}/g)].map((m) => `path:${m[1]}`),
           ...Object.keys((e.query as any)?.entries ?? {}).map((k) => `query:${k}`),
@@ -65,10 +70,13 @@ forEachDatabase(
         if (e.body) expect(op.requestBody.content['application/json'].schema.type).toBe('object');
         if (e.auth === 'required') expect(op.security).toEqual([{ bearerAuth: [] }]);
       }
-      // Parameters whose schemas transform (domain normalization, integers) keep their input type.
+      // Parameters whose schemas transform keep their input type; integers are integers with their bounds.
       const history = doc.paths['/api/brands/history'].get.parameters;
       expect(history.find((p: any) => p.name === 'domain')).toMatchObject({ required: true, schema: { type: 'string' } });
-      expect(history.find((p: any) => p.name === 'limit')).toMatchObject({ required: false, schema: { type: 'string' } });
+      expect(history.find((p: any) => p.name === 'limit')).toMatchObject({
+        required: false,
+        schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      });
       const save = doc.paths['/api/brands/save'].post.requestBody.content['application/json'].schema;
       expect(save.required).toEqual(expect.arrayContaining(['domain', 'brand_name']));
       expect(Object.keys(save.properties)).toEqual(expect.arrayContaining(['domain', 'brand_name', 'brand_manifest']));
@@ -83,8 +91,12 @@ test('SIGTERM drains in-flight requests before the process exits', async () => {
     stdout: 'ignore',
     stderr: 'inherit',
   });
-  for (let i = 0; i < 200; i++) {
-    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+  // Wait for readiness (a loaded machine can take a while to boot PGlite).
+  for (let i = 0; i < 900; i++) {
+    const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     await Bun.sleep(100);
   }
@@ -96,7 +108,7 @@ test('SIGTERM drains in-flight requests before the process exits', async () => {
   expect(await res.json()).toEqual({ done: true });
   expect(await proc.exited).toBe(0);
   await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
-}, 60_000);
+}, 120_000);
 
 test('exactly one JSON log line per request, carrying the request id, with no query string or credentials', async () => {
   const pino = (await import('pino')).default;
@@ -107,11 +119,18 @@ test('exactly one JSON log line per request, carrying the request id, with no qu
   const lines: string[] = [];
   const logger = pino({ level: 'info', base: undefined }, { write: (line: string) => void lines.push(line) });
   const schema = uniqueSchema('accesslog');
-  const deployment = await assemble(definePreset({ name: 'log', plugins: [await storagePlugin('pglite', schema), auth(), registryBrands(), restHost()] }), { logger, env: {} });
+  const deployment = await assemble(definePreset({ name: 'log', plugins: [await storagePlugin('pglite', schema), auth(), registryBrands(), restHost()] }), {
+    logger,
+    env: {},
+  });
   await deployment.start();
   const app = buildApp(deployment);
   lines.length = 0;
-  await app.handle(new Request('http://localhost/api/brands/resolve?domain=secret-query.example', { headers: { 'x-request-id': 'req-1', authorization: 'Bearer proto_secret' } }));
+  await app.handle(
+    new Request('http://localhost/api/brands/resolve?domain=secret-query.example', {
+      headers: { 'x-request-id': 'req-1', authorization: 'Bearer proto_secret' },
+    }),
+  );
   await app.handle(new Request('http://localhost/health', { headers: { 'x-request-id': 'req-2' } }));
   const unrouted = await app.handle(new Request('http://localhost/no/such/route?secret=1'));
   const entries = lines.map((l) => JSON.parse(l)).filter((e) => e.msg === 'request');

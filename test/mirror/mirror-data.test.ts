@@ -2,6 +2,7 @@ import { afterAll, expect, test } from 'bun:test';
 import { sql } from '../../core/sql.ts';
 import { assemble, type Deployment } from '../../core/deployment.ts';
 import { definePreset } from '../../core/config.ts';
+import { EventLog } from '../../core/ports/events.ts';
 import { Database, type DatabasePort } from '../../core/ports/database.ts';
 import { defaultIds } from '../../core/ports/ids.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
@@ -24,26 +25,66 @@ const ADAGENTS = '/.well-known/adagents.json';
 const web = startPublisherWeb();
 afterAll(() => web.stop());
 
-const property = (id: string, name: string, host: string, tags: string[] = []) => ({ property_id: id, property_type: 'website', name, identifiers: [{ type: 'domain', value: host }], tags });
+const property = (id: string, name: string, host: string, tags: string[] = []) => ({
+  property_id: id,
+  property_type: 'website',
+  name,
+  identifiers: [{ type: 'domain', value: host }],
+  tags,
+});
 const v1 = {
   authorized_agents: [
-    { url: 'https://sales.agent.test/mcp', authorized_for: 'All display', authorization_type: 'property_ids', property_ids: ['home', 'news'], delegation_type: 'direct' },
-    { url: 'https://resale.agent.test', authorized_for: 'News only', authorization_type: 'property_tags', property_tags: ['news'], delegation_type: 'delegated' },
+    {
+      url: 'https://sales.agent.test/mcp',
+      authorized_for: 'All display',
+      authorization_type: 'property_ids',
+      property_ids: ['home', 'news'],
+      delegation_type: 'direct',
+    },
+    {
+      url: 'https://resale.agent.test',
+      authorized_for: 'News only',
+      authorization_type: 'property_tags',
+      property_tags: ['news'],
+      delegation_type: 'delegated',
+    },
   ],
   properties: [property('home', 'Home', 'pub.test'), property('news', 'News', 'news.pub.test', ['news'])],
 };
 const v2 = {
   authorized_agents: [
-    { url: 'https://sales.agent.test/mcp', authorized_for: 'Display and video', authorization_type: 'property_ids', property_ids: ['home', 'news', 'sport'], delegation_type: 'direct' },
+    {
+      url: 'https://sales.agent.test/mcp',
+      authorized_for: 'Display and video',
+      authorization_type: 'property_ids',
+      property_ids: ['home', 'news', 'sport'],
+      delegation_type: 'direct',
+    },
   ],
-  properties: [property('home', 'Home', 'pub.test'), property('news', 'News & Politics', 'news.pub.test', ['news']), property('sport', 'Sport', 'sport.pub.test')],
+  properties: [
+    property('home', 'Home', 'pub.test'),
+    property('news', 'News & Politics', 'news.pub.test', ['news']),
+    property('sport', 'Sport', 'sport.pub.test'),
+  ],
 };
 
 async function mirrorInstance(adapter: 'pglite' | 'postgres', schema: string, from: string): Promise<{ deployment: Deployment; follower: FeedFollower }> {
-  const preset = definePreset({ name: 'mirror-data', plugins: [await storagePlugin(adapter, schema), registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }), registryMirror({ from, key: TOKEN, pageSize: 3, follow: false })] });
+  const preset = definePreset({
+    name: 'mirror-data',
+    plugins: [
+      await storagePlugin(adapter, schema),
+      registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }),
+      registryMirror({ from, key: TOKEN, pageSize: 3, follow: false }),
+    ],
+  });
   const deployment = await assemble(preset, { env: { LOG_LEVEL: 'silent' } });
   await deployment.start();
-  const follower = new FeedFollower(deployment.get(Database), { from, key: TOKEN, pageSize: 3, listings: [], timeoutMs: 5000 }, deployment.logger);
+  const follower = new FeedFollower(
+    deployment.get(Database),
+    deployment.get(EventLog),
+    { from, key: TOKEN, pageSize: 3, listings: [], timeoutMs: 5000 },
+    deployment.logger,
+  );
   return { deployment, follower };
 }
 
@@ -54,9 +95,11 @@ async function upstreamData(db: DatabasePort) {
     SELECT p.id::text AS property_rid, pub.domain AS publisher_domain, p.property_type, p.name, p.identifiers, p.status
     FROM registry_properties p JOIN registry_publishers pub ON pub.id = p.publisher_id ORDER BY p.id`);
   const createdOnly = new Set(
-    (await db.query<{ id: string }>(sql`
+    (
+      await db.query<{ id: string }>(sql`
       SELECT entity_id::text AS id FROM registry_events WHERE entity_type = 'property' GROUP BY entity_id
-      HAVING bool_and(event_type = 'property.created')`)).map((r) => r.id),
+      HAVING bool_and(event_type = 'property.created')`)
+    ).map((r) => r.id),
   );
   const agents = await db.query(sql`SELECT id::text AS agent_id, url AS agent_url FROM registry_agents ORDER BY id`);
   const authorizations = await db.query<{ agent_id: string; property_rid: string }>(sql`
@@ -75,7 +118,9 @@ async function upstreamData(db: DatabasePort) {
 async function mirroredData(db: DatabasePort) {
   return {
     publishers: await db.query(sql`SELECT publisher_id::text, domain, adagents_valid FROM mirror_publishers ORDER BY publisher_id`),
-    properties: await db.query(sql`SELECT property_rid::text, publisher_domain, property_type, name, identifiers, status FROM mirror_properties ORDER BY property_rid`),
+    properties: await db.query(
+      sql`SELECT property_rid::text, publisher_domain, property_type, name, identifiers, status FROM mirror_properties ORDER BY property_rid`,
+    ),
     agents: await db.query(sql`SELECT agent_id::text, agent_url FROM mirror_agents WHERE listed ORDER BY agent_id`),
     authorizations: await db.query(sql`
       SELECT authorization_id::text, agent_id::text, agent_url, property_rid::text, publisher_domain, delegation_type, authorized_for
@@ -98,7 +143,7 @@ forEachDatabase(
     ]);
     const mirrorSchema = uniqueSchema('mirror_data');
     const mirror = await mirrorInstance(adapter, mirrorSchema, upstream.base);
-    return { upstream, mirror, mirrorSchema, adapter, deps: workerDeps(upstream.deployment, registryCrawl(crawlOptions).options) };
+    return { upstream, mirror, mirrorSchema, adapter, deps: workerDeps(upstream.deployment, crawlOptions) };
   },
   async ({ upstream, mirror, mirrorSchema, adapter }) => {
     await mirror.deployment.stop();

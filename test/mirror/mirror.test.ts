@@ -22,7 +22,13 @@ async function writeEvents(upstream: TestServer, batches: number, perBatch: numb
   for (let b = 0; b < batches; b++) {
     const events: NewEvent[] = Array.from({ length: perBatch }, (_, i) => {
       const n = offset + b * perBatch + i;
-      return { event_type: n % 3 ? 'property.updated' : 'agent.discovered', entity_type: n % 3 ? 'property' : 'agent', entity_id: entities[n % entities.length]!, payload: { n }, actor: 'test' };
+      return {
+        event_type: n % 3 ? 'property.updated' : 'agent.discovered',
+        entity_type: n % 3 ? 'property' : 'agent',
+        entity_id: entities[n % entities.length]!,
+        payload: { n },
+        actor: 'test',
+      };
     });
     await db.transaction((tx) => log.append(tx, events));
   }
@@ -33,7 +39,11 @@ async function writeEvents(upstream: TestServer, batches: number, perBatch: numb
 async function mirrorInstance(adapter: AdapterName, schema: string, from: string, follow: boolean): Promise<Deployment> {
   const preset = definePreset({
     name: 'mirror-test',
-    plugins: [await storagePlugin(adapter, schema), registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }), registryMirror({ from, key: TOKEN, pageSize: 97, intervalMs: 20, follow })],
+    plugins: [
+      await storagePlugin(adapter, schema),
+      registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }),
+      registryMirror({ from, key: TOKEN, pageSize: 97, intervalMs: 20, follow }),
+    ],
   });
   const deployment = await assemble(preset, { env: { LOG_LEVEL: 'silent' } });
   await deployment.start();
@@ -43,7 +53,11 @@ async function mirrorInstance(adapter: AdapterName, schema: string, from: string
 const rows = (db: DatabasePort) =>
   db.query(sql`SELECT event_id::text, event_type, entity_type, entity_id::text, payload, actor, created_at FROM registry_events ORDER BY event_id`);
 const state = async (db: DatabasePort) =>
-  (await db.query<{ cursor: string | null; events_received: string; events_applied: string; bootstraps: number }>(sql`SELECT cursor::text, events_received::text, events_applied::text, bootstraps FROM mirror_state`))[0]!;
+  (
+    await db.query<{ cursor: string | null; events_received: string; events_applied: string; bootstraps: number }>(
+      sql`SELECT cursor::text, events_received::text, events_applied::text, bootstraps FROM mirror_state`,
+    )
+  )[0]!;
 
 async function until(check: () => Promise<boolean>): Promise<void> {
   // Polls without asserting on time; the test's own timeout is the bound.
@@ -53,7 +67,11 @@ async function until(check: () => Promise<boolean>): Promise<void> {
 forEachDatabase(
   'registry mirror',
   async (adapter, schema) => {
-    const upstream = await startServer(adapter, schema, [auth({ testTokens: [{ token: TOKEN }] }), registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }), restHost()]);
+    const upstream = await startServer(adapter, schema, [
+      auth({ testTokens: [{ token: TOKEN }] }),
+      registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }),
+      restHost(),
+    ]);
     const mirrorSchema = uniqueSchema('mirror_b');
     return { upstream, adapter, mirrorSchema };
   },
@@ -70,10 +88,12 @@ forEachDatabase(
       await until(async () => Number((await state(mdb())).events_received) >= 400);
       // Stop mid-stream (the follower finishes its current page, then stops).
       await mirror.stop();
-      const atStop = await state(await (async () => {
-        mirror = await mirrorInstance(adapter, mirrorSchema, upstream.base, false);
-        return mdb();
-      })());
+      const atStop = await state(
+        await (async () => {
+          mirror = await mirrorInstance(adapter, mirrorSchema, upstream.base, false);
+          return mdb();
+        })(),
+      );
       expect(Number(atStop.events_received)).toBeGreaterThanOrEqual(400);
       expect(atStop.cursor).not.toBeNull();
       await mirror.stop();
@@ -107,7 +127,12 @@ forEachDatabase(
       const mdb = mirror.get(Database);
       await mdb.query(sql`UPDATE mirror_state SET cursor = ${defaultIds.uuid7()}::uuid`);
       await writeEvents(upstream, 1, 50, 2500);
-      const follower = new FeedFollower(mdb, { from: upstream.base, key: TOKEN, pageSize: 1000, listings: ['/api/registry/publishers', '/health'], timeoutMs: 5000 }, mirror.logger);
+      const follower = new FeedFollower(
+        mdb,
+        mirror.get(EventLog),
+        { from: upstream.base, key: TOKEN, pageSize: 1000, listings: ['/api/registry/publishers', '/health'], timeoutMs: 5000 },
+        mirror.logger,
+      );
       await follower.catchUp();
       const s = await state(mdb);
       expect(s.bootstraps).toBe(1);

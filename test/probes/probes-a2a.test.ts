@@ -55,7 +55,9 @@ beforeAll(async () => {
     return Response.json({ jsonrpc: '2.0', id: rpc.id, result: { task: { id: 't1', contextId: 'c1', status: { state: 'TASK_STATE_WORKING' } } } });
   });
   front.route('broken-a2a.pub.test', (req) =>
-    req.method === 'GET' ? Response.json(card(front.url('broken-a2a.pub.test', '/a2a'))) : new Response('<html>oops</html>', { status: 500, headers: { 'content-type': 'text/html' } }),
+    req.method === 'GET'
+      ? Response.json(card(front.url('broken-a2a.pub.test', '/a2a')))
+      : new Response('<html>oops</html>', { status: 500, headers: { 'content-type': 'text/html' } }),
   );
   front.route('misdirected-a2a.pub.test', (req) => Response.json(card(`https://intranet.pub.test/a2a`)));
   front.route('nocard.pub.test', () => new Response('not found', { status: 404 }));
@@ -68,7 +70,7 @@ beforeAll(async () => {
 
   app = await startServer('pglite', schemas.probes, [
     crawlerHttp({ allowlist: ['127.0.0.1'], resolver: loopbackResolver(['pub.test'], { 'intranet.pub.test': ['10.0.0.8'] }), ca: TEST_CERT }),
-    registryProbes({ timeoutMs: 500 }),
+    registryProbes({ timeoutMs: 500, allowedPorts: [front.port] }),
     restHost(),
   ]);
 });

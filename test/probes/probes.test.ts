@@ -17,7 +17,9 @@ const acceptHeaders: string[] = [];
 async function mcp(req: Request): Promise<Response> {
   acceptHeaders.push(req.headers.get('accept') ?? '');
   const server = new McpServer({ name: 'test-sales-agent', version: '1.2.3' });
-  server.registerTool('list_creative_formats', { description: 'Formats' }, async () => ({ content: [{ type: 'text', text: JSON.stringify({ formats: FORMATS }) }] }));
+  server.registerTool('list_creative_formats', { description: 'Formats' }, async () => ({
+    content: [{ type: 'text', text: JSON.stringify({ formats: FORMATS }) }],
+  }));
   server.registerTool('get_products', { description: 'Products' }, async () => ({ content: [{ type: 'text', text: JSON.stringify({ products: PRODUCTS }) }] }));
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   await server.connect(transport);
@@ -38,7 +40,13 @@ beforeAll(async () => {
       const host = url.hostname;
       if (host === 'agent.pub.test' && url.pathname === '/mcp') return mcp(req);
       if (host === 'a2a.pub.test' && url.pathname === '/.well-known/agent-card.json') {
-        return Response.json({ name: 'A2A Creative', description: 'Builds creatives', protocolVersion: '0.3.0', capabilities: { streaming: true }, skills: [{ id: 'build_creative', name: 'Build creative' }] });
+        return Response.json({
+          name: 'A2A Creative',
+          description: 'Builds creatives',
+          protocolVersion: '0.3.0',
+          capabilities: { streaming: true },
+          skills: [{ id: 'build_creative', name: 'Build creative' }],
+        });
       }
       if (host === 'slow.pub.test') {
         await Bun.sleep(3000);
@@ -46,7 +54,10 @@ beforeAll(async () => {
       }
       if (host === 'broken.pub.test') return new Response('<html>oops</html>', { status: 500, headers: { 'content-type': 'text/html' } });
       if (host === 'pub.test' && url.pathname === '/.well-known/adagents.json') {
-        return Response.json({ authorized_agents: [{ url: 'https://agent.pub.test/mcp', authorized_for: 'All', authorization_type: 'property_ids', property_ids: ['home'] }], properties: [{ property_id: 'home', property_type: 'website', name: 'Home', identifiers: [{ type: 'domain', value: 'pub.test' }] }] });
+        return Response.json({
+          authorized_agents: [{ url: 'https://agent.pub.test/mcp', authorized_for: 'All', authorization_type: 'property_ids', property_ids: ['home'] }],
+          properties: [{ property_id: 'home', property_type: 'website', name: 'Home', identifiers: [{ type: 'domain', value: 'pub.test' }] }],
+        });
       }
       if (host === 'bad.pub.test' && url.pathname === '/.well-known/adagents.json') return Response.json({ authorized_agents: 'nope' });
       return new Response('not found', { status: 404 });
@@ -55,7 +66,7 @@ beforeAll(async () => {
   const origin = `https://{domain}:${upstream.port}`;
   app = await startServer('pglite', schema, [
     crawlerHttp({ allowlist: ['127.0.0.1'], resolver: loopbackResolver(['pub.test'], { 'intranet.pub.test': ['10.0.0.8'] }), ca: TEST_CERT }),
-    registryProbes({ timeoutMs: 500, origin }),
+    registryProbes({ timeoutMs: 500, origin, allowedPorts: [upstream.port!] }),
     restHost(),
   ]);
 });

@@ -17,14 +17,22 @@ forEachDatabase(
   (get) => {
     const s = (): TestServer => get();
     const count = async (table: string) =>
-      (await s().deployment.get(Database).query<{ n: number }>(sql`SELECT count(*)::int AS n FROM ${sql.raw(table)}`))[0]!.n;
+      (
+        await s()
+          .deployment.get(Database)
+          .query<{ n: number }>(sql`SELECT count(*)::int AS n FROM ${sql.raw(table)}`)
+      )[0]!.n;
 
     test('save -> resolve -> history -> rollback round trip', async () => {
       const { key } = await newKey(s().deployment, 'member', 'Dana Editor');
       const created = await s().fetch('/api/brands/save', {
         method: 'POST',
         token: key,
-        json: { domain: 'HTTPS://Acme-Roundtrip.example/about', brand_name: 'Acme', brand_manifest: { name: 'Acme', colors: [{ hex: '#FF0000', type: 'primary' }] } },
+        json: {
+          domain: 'HTTPS://Acme-Roundtrip.example/about',
+          brand_name: 'Acme',
+          brand_manifest: { name: 'Acme', colors: [{ hex: '#FF0000', type: 'primary' }] },
+        },
       });
       expect(created.status).toBe(200);
       const c = await created.json();
@@ -32,11 +40,23 @@ forEachDatabase(
       expect(c.revision_number).toBeUndefined();
       expect(typeof c.id).toBe('string');
 
-      const updated = await (await s().fetch('/api/brands/save', { method: 'POST', token: key, json: { domain: 'acme-roundtrip.example', brand_name: 'Acme Corp', edit_summary: 'Renamed' } })).json();
+      const updated = await (
+        await s().fetch('/api/brands/save', {
+          method: 'POST',
+          token: key,
+          json: { domain: 'acme-roundtrip.example', brand_name: 'Acme Corp', edit_summary: 'Renamed' },
+        })
+      ).json();
       expect(updated).toMatchObject({ success: true, id: c.id, revision_number: 2 });
 
       const resolved = await (await s().fetch('/api/brands/resolve?domain=acme-roundtrip.example')).json();
-      expect(resolved).toMatchObject({ canonical_id: 'acme-roundtrip.example', canonical_domain: 'acme-roundtrip.example', brand_name: 'Acme Corp', source: 'community', keller_type: 'master' });
+      expect(resolved).toMatchObject({
+        canonical_id: 'acme-roundtrip.example',
+        canonical_domain: 'acme-roundtrip.example',
+        brand_name: 'Acme Corp',
+        source: 'community',
+        keller_type: 'master',
+      });
       expect(resolved.brand_manifest).toBeUndefined();
 
       const rolled = await s().fetch('/api/brands/acme-roundtrip.example/rollback', { method: 'POST', token: key, json: { to_revision: 1 } });
@@ -67,7 +87,9 @@ forEachDatabase(
       const n = 24;
       const responses = await Promise.all(
         Array.from({ length: n }, (_, i) =>
-          s().fetch('/api/brands/save', { method: 'POST', token: key, json: { domain: 'concurrent.example', brand_name: `Name ${i}` } }).then((r) => r.json()),
+          s()
+            .fetch('/api/brands/save', { method: 'POST', token: key, json: { domain: 'concurrent.example', brand_name: `Name ${i}` } })
+            .then((r) => r.json()),
         ),
       );
       expect(responses.every((r: any) => r.success === true)).toBe(true);
@@ -84,7 +106,7 @@ forEachDatabase(
       expect((await s().fetch('/api/brands/save', { method: 'POST', json: body })).status).toBe(401);
       const bad = await s().fetch('/api/brands/save', { method: 'POST', json: body, token: 'proto_not-a-real-key' });
       expect(bad.status).toBe(401);
-      expect((await bad.json()).error).toBe('unauthorized');
+      expect((await bad.json()).error).toBe('auth_required');
       const pub = await newKey(s().deployment, 'public');
       expect((await s().fetch('/api/brands/save', { method: 'POST', json: body, token: pub.key })).status).toBe(403);
 
@@ -103,7 +125,10 @@ forEachDatabase(
     test('authoritative brand.json entry: save and rollback answer 409; brand-json serves the document', async () => {
       const db = s().deployment.get(Database);
       const ids = s().deployment.get(Ids);
-      const doc = { house: { domain: 'authoritative.example', name: 'Auth House' }, brands: [{ id: 'auth', names: [{ en: 'Auth Brand' }], keller_type: 'master', domains: ['authoritative.example'] }] };
+      const doc = {
+        house: { domain: 'authoritative.example', name: 'Auth House' },
+        brands: [{ id: 'auth', names: [{ en: 'Auth Brand' }], keller_type: 'master', domains: ['authoritative.example'] }],
+      };
       await db.transaction((tx) => recordBrandJson(tx, 'authoritative.example', doc, { newId: ids.uuid7, now: new Date() }));
       const { key } = await newKey(s().deployment);
       const res = await s().fetch('/api/brands/save', { method: 'POST', token: key, json: { domain: 'authoritative.example', brand_name: 'Mine now' } });
@@ -141,10 +166,20 @@ forEachDatabase(
         expect(body.error).toBe('invalid_request');
         expect(body.message).toMatch(message);
       }
-      const malformed = await s().fetch('/api/brands/save', { method: 'POST', token: key, body: '{"domain":', headers: { 'content-type': 'application/json' } });
+      const malformed = await s().fetch('/api/brands/save', {
+        method: 'POST',
+        token: key,
+        body: '{"domain":',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(malformed.status).toBe(400);
       expect((await malformed.json()).message).toMatch(/malformed JSON/);
-      const wrongType = await s().fetch('/api/brands/save', { method: 'POST', token: key, body: 'domain=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const wrongType = await s().fetch('/api/brands/save', {
+        method: 'POST',
+        token: key,
+        body: 'domain=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expect(wrongType.status).toBe(415);
 
       const bulk = await s().fetch('/api/brands/resolve/bulk', { method: 'POST', json: { domains: Array.from({ length: 101 }, (_, i) => `d${i}.example`) } });
@@ -170,7 +205,9 @@ forEachDatabase(
       for (const d of ['listed-one.example', 'listed-two.example', 'other-thing.example']) {
         await s().fetch('/api/brands/save', { method: 'POST', token: key, json: { domain: d, brand_name: `Brand ${d}` } });
       }
-      const bulk = await (await s().fetch('/api/brands/resolve/bulk', { method: 'POST', json: { domains: ['Listed-One.example', 'nothing-here.example'] } })).json();
+      const bulk = await (
+        await s().fetch('/api/brands/resolve/bulk', { method: 'POST', json: { domains: ['Listed-One.example', 'nothing-here.example'] } })
+      ).json();
       expect(bulk.results['Listed-One.example'].canonical_domain).toBe('listed-one.example');
       expect(bulk.results['nothing-here.example']).toBeNull();
 
@@ -183,7 +220,11 @@ forEachDatabase(
       const wildcard = await (await s().fetch('/api/brands/registry?search=%25')).json();
       expect(wildcard.total).toBe(0);
       expect((await s().fetch('/api/brands/registry?source=bogus')).status).toBe(400);
-      const legacy = await s().fetch('/api/brands/discovered/community', { method: 'POST', token: key, json: { domain: 'legacy.example', brand_name: 'Legacy' } });
+      const legacy = await s().fetch('/api/brands/discovered/community', {
+        method: 'POST',
+        token: key,
+        json: { domain: 'legacy.example', brand_name: 'Legacy' },
+      });
       expect(legacy.status).toBe(200);
       expect(legacy.headers.get('deprecation')).toBe('true');
     });

@@ -8,7 +8,7 @@ import registryBrands from '../../plugins/registry-brands/index.ts';
 import registryProperties from '../../plugins/registry-properties/index.ts';
 import registryOwnership from '../../plugins/registry-ownership/index.ts';
 import restHost from '../../hosts/rest/index.ts';
-import { backfillSkeletons } from '../../plugins/registry-revisions/store.ts';
+import { backfillSkeletons } from '../../lib/revisioned/store.ts';
 import { BRAND_TABLES } from '../../plugins/registry-brands/tables.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
@@ -37,7 +37,8 @@ forEachDatabase<{ s: TestServer; plain: TestServer }>(
   (get) => {
     const s = () => get().s;
     const db = () => s().deployment.get(Database);
-    const saveBrand = (key: string, domain: string, server = s()) => server.fetch('/api/brands/save', { method: 'POST', token: key, json: { domain, brand_name: 'X' } });
+    const saveBrand = (key: string, domain: string, server = s()) =>
+      server.fetch('/api/brands/save', { method: 'POST', token: key, json: { domain, brand_name: 'X' } });
     const saveProperty = (key: string, domain: string) =>
       s().fetch('/api/properties/save', { method: 'POST', token: key, json: { publisher_domain: domain, authorized_agents: [] } });
     const rows = async (table: string, domains: string[]) =>
@@ -90,7 +91,9 @@ forEachDatabase<{ s: TestServer; plain: TestServer }>(
     });
 
     test('crawled (authoritative) entries count as registered', async () => {
-      await db().transaction((tx) => s().deployment.get(BrandJsonRecords).record(tx, 'crawled-brand.example', { name: 'Crawled', url: 'https://crawled-brand.example' }));
+      await db().transaction((tx) =>
+        s().deployment.get(BrandJsonRecords).record(tx, 'crawled-brand.example', { name: 'Crawled', url: 'https://crawled-brand.example' }),
+      );
       const [row] = await db().query<{ skeleton: string }>(sql`SELECT skeleton FROM brands WHERE domain = 'crawled-brand.example'`);
       expect(row?.skeleton).toBe('crawled-brand.example');
       const { key } = await newKey(s().deployment);

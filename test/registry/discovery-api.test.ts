@@ -5,7 +5,7 @@ import restHost from '../../hosts/rest/index.ts';
 import auth from '../../plugins/auth/index.ts';
 import searchPostgres from '../../plugins/search-postgres/index.ts';
 import registryAgents from '../../plugins/registry-agents/index.ts';
-import { DiscoveryProjection } from '../../plugins/registry-agents/projection.ts';
+import { Discovery } from '../../core/ports/discovery.ts';
 import { EventLog, type NewEvent } from '../../core/ports/events.ts';
 
 const A = 'member-a-token-0000000001';
@@ -16,33 +16,69 @@ const now = new Date();
 const newsAdagents = {
   contact: { name: 'News Ops' },
   properties: [
-    { property_id: 'news', property_type: 'website', name: 'Daily News', identifiers: [{ type: 'domain', value: 'news.example' }], tags: ['premium'], supported_channels: ['display'] },
+    {
+      property_id: 'news',
+      property_type: 'website',
+      name: 'Daily News',
+      identifiers: [{ type: 'domain', value: 'news.example' }],
+      tags: ['premium'],
+      supported_channels: ['display'],
+    },
     { property_id: 'app', property_type: 'mobile_app', name: 'News App', identifiers: [{ type: 'bundle_id', value: 'com.news.app' }], tags: ['mobile'] },
   ],
   authorized_agents: [
-    { url: 'https://sales.agency.example/mcp', authorized_for: 'Everything', authorization_type: 'property_tags', property_tags: ['premium', 'mobile'], delegation_type: 'delegated', countries: ['US'] },
+    {
+      url: 'https://sales.agency.example/mcp',
+      authorized_for: 'Everything',
+      authorization_type: 'property_tags',
+      property_tags: ['premium', 'mobile'],
+      delegation_type: 'delegated',
+      countries: ['US'],
+    },
     { url: 'https://direct.example', authorized_for: 'Website', authorization_type: 'property_ids', property_ids: ['news'], delegation_type: 'direct' },
   ],
 };
 const agencyBrand = {
   house: { domain: 'agency.example', name: 'Agency House' },
-  brands: [{ id: 'agency', names: [{ en: 'Agency' }], properties: [{ type: 'website', identifier: 'news.example', relationship: 'delegated' }], agents: [{ type: 'sales', url: 'https://sales.agency.example/mcp' }] }],
+  brands: [
+    {
+      id: 'agency',
+      names: [{ en: 'Agency' }],
+      properties: [{ type: 'website', identifier: 'news.example', relationship: 'delegated' }],
+      agents: [{ type: 'sales', url: 'https://sales.agency.example/mcp' }],
+    },
+  ],
 };
 
 const events: NewEvent[] = [];
-const recorder = { async append(_tx: unknown, e: NewEvent | readonly NewEvent[]) { events.push(...(Array.isArray(e) ? e : [e as NewEvent])); } };
+const recorder = {
+  async append(_tx: unknown, e: NewEvent | readonly NewEvent[]) {
+    events.push(...(Array.isArray(e) ? e : [e as NewEvent]));
+  },
+};
 
 forEachDatabase(
   'discovery api',
   async (adapter, schema) => {
-    const server = await startServer(adapter, schema, [
-      auth({ testTokens: [{ token: A, name: 'Org A', tier: 'member' }, { token: B, name: 'Org B', tier: 'member' }, { token: PUBLIC_TIER, name: 'Org C', tier: 'public' }] }),
-      searchPostgres(),
-      registryAgents(),
-      restHost(),
-    ], { overrides: [[EventLog, recorder]] });
+    const server = await startServer(
+      adapter,
+      schema,
+      [
+        auth({
+          testTokens: [
+            { token: A, name: 'Org A', tier: 'member' },
+            { token: B, name: 'Org B', tier: 'member' },
+            { token: PUBLIC_TIER, name: 'Org C', tier: 'public' },
+          ],
+        }),
+        searchPostgres(),
+        registryAgents(),
+        restHost(),
+      ],
+      { overrides: [[EventLog, recorder]] },
+    );
     await server.deployment.start?.();
-    const projection = server.deployment.get(DiscoveryProjection);
+    const projection = server.deployment.get(Discovery);
     await projection.projectAdagents('news.example', newsAdagents, { valid: true, now });
     await projection.projectBrandJson('agency.example', agencyBrand, { valid: true, now });
     return server;
@@ -57,7 +93,14 @@ forEachDatabase(
     const enroll = (token: string, body: Record<string, unknown>) => json('/api/registry/agents', { method: 'POST', token, json: body });
 
     test('enrollment: auth required, API tier required, creates then updates, emits agent.profile_updated', async () => {
-      const body = { url: 'https://Sales.Agency.example/mcp/', name: 'Agency Sales', type: 'sales', visibility: 'public', operator_domain: 'agency.example', inventory: { categories: ['IAB1'], delivery_types: ['guaranteed'], has_tmp: true } };
+      const body = {
+        url: 'https://Sales.Agency.example/mcp/',
+        name: 'Agency Sales',
+        type: 'sales',
+        visibility: 'public',
+        operator_domain: 'agency.example',
+        inventory: { categories: ['IAB1'], delivery_types: ['guaranteed'], has_tmp: true },
+      };
       expect((await enroll('', body)).status).toBe(401);
       expect((await json('/api/registry/agents', { method: 'POST', json: body })).status).toBe(401);
       expect((await enroll(PUBLIC_TIER, body)).status).toBe(403);
@@ -65,7 +108,11 @@ forEachDatabase(
       expect(created.status).toBe(201);
       expect(created.body.agent.url).toBe('https://sales.agency.example/mcp');
       expect(created.body.agent.property_summary.property_count).toBe(2);
-      expect(events.at(-1)).toMatchObject({ event_type: 'agent.profile_updated', entity_type: 'agent', payload: { agent_url: 'https://sales.agency.example/mcp', change: 'enrolled' } });
+      expect(events.at(-1)).toMatchObject({
+        event_type: 'agent.profile_updated',
+        entity_type: 'agent',
+        payload: { agent_url: 'https://sales.agency.example/mcp', change: 'enrolled' },
+      });
       const updated = await enroll(A, { ...body, name: 'Agency Sales 2' });
       expect(updated.status).toBe(200);
       expect(updated.body.agent.name).toBe('Agency Sales 2');
@@ -74,7 +121,12 @@ forEachDatabase(
       const bad = await enroll(A, { ...body, url: 'ftp://x' });
       expect(bad.status).toBe(400);
       expect(bad.body.message).toContain('url');
-      await enroll(A, { url: 'https://measure.example', name: 'Measure', type: 'measurement', capabilities: { metrics: [{ metric_id: 'viewability', accreditations: [{ accrediting_body: 'MRC' }] }, { metric_id: 'attention_score' }] } });
+      await enroll(A, {
+        url: 'https://measure.example',
+        name: 'Measure',
+        type: 'measurement',
+        capabilities: { metrics: [{ metric_id: 'viewability', accreditations: [{ accrediting_body: 'MRC' }] }, { metric_id: 'attention_score' }] },
+      });
       await enroll(A, { url: 'https://mo.example', name: 'Members Only', type: 'buying', visibility: 'members_only' });
       await enroll(A, { url: 'https://priv.example', name: 'Private', type: 'buying', visibility: 'private', inventory: { channels: ['display'] } });
       await enroll(B, { url: 'https://other.example', name: 'Other B', type: 'creative', visibility: 'private' });
@@ -108,7 +160,14 @@ forEachDatabase(
     });
 
     test('catalog 400s: q with % or _, q over 64 chars, measurement filters with another type, bad type', async () => {
-      for (const path of ['/api/registry/agents?q=10%25', '/api/registry/agents?q=a_b', `/api/registry/agents?q=${'x'.repeat(65)}`, '/api/registry/agents?metric_id=viewability&type=sales', '/api/registry/agents?type=robot', '/api/registry/agents?capabilities=yes']) {
+      for (const path of [
+        '/api/registry/agents?q=10%25',
+        '/api/registry/agents?q=a_b',
+        `/api/registry/agents?q=${'x'.repeat(65)}`,
+        '/api/registry/agents?metric_id=viewability&type=sales',
+        '/api/registry/agents?type=robot',
+        '/api/registry/agents?capabilities=yes',
+      ]) {
         const res = await json(path);
         expect({ path, status: res.status }).toEqual({ path, status: 400 });
         expect(typeof res.body.message).toBe('string');
@@ -126,7 +185,8 @@ forEachDatabase(
       expect(hit.relevance_score).toBeCloseTo(1 + 0.1 * Math.log(3) + 0.05, 12);
       expect(hit).toMatchObject({ property_count: 2, publisher_count: 1, has_tmp: true, categories: ['IAB1'], delivery_types: ['guaranteed'] });
       // The private agent with display inventory: only its owner finds it (direct.example is discovered, public).
-      const display = async (token: string) => (await json('/api/registry/agents/search?channels=display', { token })).body.results.map((r: any) => r.agent_url).sort();
+      const display = async (token: string) =>
+        (await json('/api/registry/agents/search?channels=display', { token })).body.results.map((r: any) => r.agent_url).sort();
       expect(await display(A)).toEqual(['https://direct.example', 'https://priv.example', 'https://sales.agency.example/mcp']);
       expect(await display(B)).toEqual(['https://direct.example', 'https://sales.agency.example/mcp']);
       expect((await json('/api/registry/agents/search?has_tmp=true&min_properties=2', { token: B })).body.results).toHaveLength(1);
@@ -135,7 +195,17 @@ forEachDatabase(
 
     test('agent search 400s: >100 values, bad CSV value, limit 0 / 201 / text, malformed cursor', async () => {
       const many = Array.from({ length: 101 }, (_, i) => `c${i}`).join(',');
-      for (const qs of [`channels=${many}`, `markets=${'x'.repeat(101)}`, 'limit=0', 'limit=201', 'limit=ten', 'cursor=%25%25', 'cursor=bm90LWEtY3Vyc29y', 'has_tmp=maybe', 'min_properties=-1']) {
+      for (const qs of [
+        `channels=${many}`,
+        `markets=${'x'.repeat(101)}`,
+        'limit=0',
+        'limit=201',
+        'limit=ten',
+        'cursor=%25%25',
+        'cursor=bm90LWEtY3Vyc29y',
+        'has_tmp=maybe',
+        'min_properties=-1',
+      ]) {
         const res = await json(`/api/registry/agents/search?${qs}`, { token: B });
         expect({ qs, status: res.status }).toEqual({ qs, status: 400 });
       }
@@ -166,7 +236,10 @@ forEachDatabase(
       const pub = await json('/api/registry/publisher?domain=NEWS.example');
       expect(pub.body.adagents_valid).toBe(true);
       expect(pub.body.properties.map((p: any) => p.id)).toEqual(['app', 'news']);
-      expect(pub.body.authorized_agents.map((a: any) => [a.url, a.property_count])).toEqual([['https://direct.example', 1], ['https://sales.agency.example/mcp', 2]]);
+      expect(pub.body.authorized_agents.map((a: any) => [a.url, a.property_count])).toEqual([
+        ['https://direct.example', 1],
+        ['https://sales.agency.example/mcp', 2],
+      ]);
       expect((await json('/api/registry/publisher?domain=unknown.example')).status).toBe(404);
       expect((await json('/api/registry/publisher?domain=not a domain')).status).toBe(400);
       const stats = await json('/api/registry/stats');
@@ -176,7 +249,10 @@ forEachDatabase(
       expect(stats.body.agents.registered).toBe(5);
       const op = await json('/api/registry/operator?domain=agency.example');
       expect(op.body).toMatchObject({ domain: 'agency.example', member: { name: 'Org A' }, publishers: ['news.example'] });
-      expect(op.body.agents[0]).toMatchObject({ url: 'https://sales.agency.example/mcp', authorized_by: [{ publisher_domain: 'news.example', authorized_for: 'Everything', source: 'adagents_json' }] });
+      expect(op.body.agents[0]).toMatchObject({
+        url: 'https://sales.agency.example/mcp',
+        authorized_by: [{ publisher_domain: 'news.example', authorized_for: 'Everything', source: 'adagents_json' }],
+      });
     });
 
     test('operator visibility: members_only for API tier, private for the owner', async () => {
@@ -202,7 +278,11 @@ forEachDatabase(
 
     test('two-sided property authorization says which side failed', async () => {
       const check = async (agent: string, type: string, value: string, extra = '') =>
-        (await json(`/api/registry/validate/property-authorization?agent_url=${encodeURIComponent(agent)}&identifier_type=${type}&identifier_value=${encodeURIComponent(value)}${extra}`)).body;
+        (
+          await json(
+            `/api/registry/validate/property-authorization?agent_url=${encodeURIComponent(agent)}&identifier_type=${type}&identifier_value=${encodeURIComponent(value)}${extra}`,
+          )
+        ).body;
       const both = await check('https://sales.agency.example/mcp', 'domain', 'news.example');
       expect(both).toMatchObject({ authorized: true, failed_side: null, property_id: 'news', publisher_domain: 'news.example' });
       expect(both.checks.operator).toMatchObject({ ok: true, operator_domain: 'agency.example', relationship: 'delegated' });
@@ -222,18 +302,28 @@ forEachDatabase(
     });
 
     test('a relationship mismatch in brand.json fails the operator side', async () => {
-      const projection = s().deployment.get(DiscoveryProjection);
+      const projection = s().deployment.get(Discovery);
       const mismatched = structuredClone(agencyBrand);
       mismatched.brands[0]!.properties[0]!.relationship = 'ad_network';
       await projection.projectBrandJson('agency.example', mismatched, { valid: true, now });
-      const v = (await json(`/api/registry/validate/property-authorization?agent_url=${encodeURIComponent('https://sales.agency.example/mcp')}&identifier_type=domain&identifier_value=news.example`)).body;
+      const v = (
+        await json(
+          `/api/registry/validate/property-authorization?agent_url=${encodeURIComponent('https://sales.agency.example/mcp')}&identifier_type=domain&identifier_value=news.example`,
+        )
+      ).body;
       expect(v).toMatchObject({ authorized: false, failed_side: 'operator' });
       expect(v.checks.operator.reason).toContain('ad_network');
       await projection.projectBrandJson('agency.example', agencyBrand, { valid: true, now });
     });
 
     test('product authorization and identifier expansion', async () => {
-      const body = { agent_url: 'https://sales.agency.example/mcp', publisher_properties: [{ publisher_domain: 'news.example', selection_type: 'all' }, { publisher_domain: 'news.example', selection_type: 'by_id', property_ids: ['news', 'ghost'] }] };
+      const body = {
+        agent_url: 'https://sales.agency.example/mcp',
+        publisher_properties: [
+          { publisher_domain: 'news.example', selection_type: 'all' },
+          { publisher_domain: 'news.example', selection_type: 'by_id', property_ids: ['news', 'ghost'] },
+        ],
+      };
       const res = await json('/api/registry/validate/product-authorization', { method: 'POST', json: body });
       expect(res.body).toMatchObject({ authorized: false, total_requested: 4, total_authorized: 2, coverage_percentage: 50 });
       expect(res.body.selectors[0].unauthorized).toEqual([{ property_id: 'app', failed_side: 'operator', reason: expect.any(String) }]);
@@ -241,7 +331,10 @@ forEachDatabase(
       const expanded = await json('/api/registry/expand/product-identifiers', { method: 'POST', json: body });
       expect(expanded.body.property_count).toBe(2);
       expect(expanded.body.identifiers.map((i: any) => i.value).sort()).toEqual(['com.news.app', 'news.example']);
-      const bad = await json('/api/registry/validate/product-authorization', { method: 'POST', json: { agent_url: 'https://x.example', publisher_properties: [{ publisher_domain: 'news.example', selection_type: 'by_id' }] } });
+      const bad = await json('/api/registry/validate/product-authorization', {
+        method: 'POST',
+        json: { agent_url: 'https://x.example', publisher_properties: [{ publisher_domain: 'news.example', selection_type: 'by_id' }] },
+      });
       expect(bad.status).toBe(400);
     });
 
@@ -256,7 +349,14 @@ forEachDatabase(
       expect(stored.body.data).toMatchObject({ domain: 'news.example', valid: true, agent_count: 2, property_count: 2 });
       expect((await json('/api/adagents/validate', { method: 'POST', json: { domain: 'unknown.example' } })).status).toBe(404);
       expect((await json('/api/adagents/validate', { method: 'POST', json: {} })).status).toBe(400);
-      const created = await json('/api/adagents/create', { method: 'POST', json: { contact: { name: 'Ops' }, properties: newsAdagents.properties, authorized_agents: [{ url: 'https://Sales.Example/', authorized_for: 'All', property_ids: ['news'], delegation_type: 'direct' }] } });
+      const created = await json('/api/adagents/create', {
+        method: 'POST',
+        json: {
+          contact: { name: 'Ops' },
+          properties: newsAdagents.properties,
+          authorized_agents: [{ url: 'https://Sales.Example/', authorized_for: 'All', property_ids: ['news'], delegation_type: 'direct' }],
+        },
+      });
       expect(created.status).toBe(200);
       expect(created.body.data.document.authorized_agents[0]).toMatchObject({ url: 'https://sales.example', authorization_type: 'property_ids' });
       const recheck = await json('/api/adagents/validate', { method: 'POST', json: { document: created.body.data.document } });
@@ -273,7 +373,11 @@ forEachDatabase(
       expect((await json('/api/search?q=%25%25')).body).toMatchObject({ brands: [], publishers: [], properties: [] });
       expect((await json('/api/search?q=a')).status).toBe(400);
       const ref = await json('/api/manifest-refs/lookup?domain=agency.example');
-      expect(ref.body).toMatchObject({ success: true, found: true, reference: { reference_type: 'url', manifest_url: 'https://agency.example/.well-known/brand.json', verification_status: 'valid' } });
+      expect(ref.body).toMatchObject({
+        success: true,
+        found: true,
+        reference: { reference_type: 'url', manifest_url: 'https://agency.example/.well-known/brand.json', verification_status: 'valid' },
+      });
       expect((await json('/api/manifest-refs/lookup?domain=none.example')).body).toEqual({ success: false, found: false });
     });
 
@@ -287,7 +391,10 @@ forEachDatabase(
       expect((await del(A, 'https://sales.agency.example/mcp')).status).toBe(200);
       expect((await json('/api/registry/agents')).body.count).toBe(0);
       const found = await json('/api/registry/agents/search?channels=display', { token: B });
-      expect(found.body.results.map((r: any) => [r.agent_url, r.has_tmp]).sort()).toEqual([['https://direct.example', false], ['https://sales.agency.example/mcp', false]]);
+      expect(found.body.results.map((r: any) => [r.agent_url, r.has_tmp]).sort()).toEqual([
+        ['https://direct.example', false],
+        ['https://sales.agency.example/mcp', false],
+      ]);
     });
   },
 );

@@ -68,7 +68,13 @@ forEachDatabase<{ s: TestServer; clock: ManualClock }>(
     const challenge = async (key: string, domain: string) => {
       const res = await post('/api/ownership/challenge', key, { domain });
       expect(res.status).toBe(200);
-      return (await res.json()) as { domain: string; nonce: string; expires_at: string; dns: { name: string; value: string }; http: { url: string; body: string } };
+      return (await res.json()) as {
+        domain: string;
+        nonce: string;
+        expires_at: string;
+        dns: { name: string; value: string };
+        http: { url: string; body: string };
+      };
     };
     const verify = (key: string, domain: string, method: 'dns' | 'http') => post('/api/ownership/verify', key, { domain, method });
     const saveBrand = (key: string, domain: string, brand_name = 'Brand') => post('/api/brands/save', key, { domain, brand_name });
@@ -155,7 +161,7 @@ forEachDatabase<{ s: TestServer; clock: ManualClock }>(
       expect(statuses.filter((x) => x === 409).length).toBe(3);
     });
 
-    test('HTTP proof from the well-known file over TLS; another organization\'s proof does not count', async () => {
+    test("HTTP proof from the well-known file over TLS; another organization's proof does not count", async () => {
       const a = await newKey(s().deployment);
       const b = await newKey(s().deployment);
       const c = await challenge(a.key, 'other.test');
@@ -279,7 +285,7 @@ forEachDatabase<{ s: TestServer; clock: ManualClock }>(
       expect((await post('/api/brands/rolling.pub.test/rollback', key, { to_revision: 1 })).status).toBe(200);
     });
 
-    test('admins moderate without proof: revise and roll back another organization\'s entry', async () => {
+    test("admins moderate without proof: revise and roll back another organization's entry", async () => {
       const owner = await newKey(s().deployment);
       await prove(owner.key, 'moderated.pub.test');
       expect((await saveBrand(owner.key, 'moderated.pub.test', 'Original')).status).toBe(200);

@@ -12,12 +12,31 @@ const now = new Date('2026-01-01T00:00:00Z');
 
 const doc = (overrides: Record<string, unknown> = {}) => ({
   properties: [
-    { property_id: 'news', property_type: 'website', name: 'News', identifiers: [{ type: 'domain', value: 'news.example' }], tags: ['premium'], supported_channels: ['display'] },
+    {
+      property_id: 'news',
+      property_type: 'website',
+      name: 'News',
+      identifiers: [{ type: 'domain', value: 'news.example' }],
+      tags: ['premium'],
+      supported_channels: ['display'],
+    },
     { property_id: 'app', property_type: 'mobile_app', name: 'App', identifiers: [{ type: 'bundle_id', value: 'com.example.app' }], tags: ['mobile'] },
   ],
   authorized_agents: [
-    { url: 'https://Sales.Example.com/mcp/', authorized_for: 'All inventory', authorization_type: 'property_tags', property_tags: ['premium', 'mobile'], delegation_type: 'delegated', countries: ['US'] },
-    { url: 'https://signals.example.com', authorized_for: 'Signals', authorization_type: 'signal_ids', signal_ids: [{ source: 'catalog', data_provider_domain: 'example.com', id: 's1' }] },
+    {
+      url: 'https://Sales.Example.com/mcp/',
+      authorized_for: 'All inventory',
+      authorization_type: 'property_tags',
+      property_tags: ['premium', 'mobile'],
+      delegation_type: 'delegated',
+      countries: ['US'],
+    },
+    {
+      url: 'https://signals.example.com',
+      authorized_for: 'Signals',
+      authorization_type: 'signal_ids',
+      signal_ids: [{ source: 'catalog', data_provider_domain: 'example.com', id: 's1' }],
+    },
   ],
   ...overrides,
 });
@@ -102,7 +121,14 @@ forEachDatabase(
     test('brand.json projection records property relationships and operated agents', async () => {
       const brand = {
         house: { domain: 'operator.example', name: 'Operator' },
-        brands: [{ id: 'op', names: [{ en: 'Operator Brand' }], properties: [{ type: 'website', identifier: 'News.Example', relationship: 'delegated' }], agents: [{ type: 'sales', url: 'https://sales.example.com/mcp' }] }],
+        brands: [
+          {
+            id: 'op',
+            names: [{ en: 'Operator Brand' }],
+            properties: [{ type: 'website', identifier: 'News.Example', relationship: 'delegated' }],
+            agents: [{ type: 'sales', url: 'https://sales.example.com/mcp' }],
+          },
+        ],
       };
       const diff = await db().transaction((tx) => upsertOperatorFromBrandJson(tx, 'operator.example', brand, { valid: true, now }));
       expect(diff.created).toBe(true);

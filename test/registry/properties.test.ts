@@ -37,11 +37,18 @@ forEachDatabase(
       expect(c.revision_number).toBeUndefined();
 
       const first = await (await s().fetch('/api/properties/resolve?domain=pub-roundtrip.example')).json();
-      expect(first).toMatchObject({ publisher_domain: 'pub-roundtrip.example', source: 'hosted', verified: false, contact: { name: 'Ops', email: 'ops@example.com' } });
+      expect(first).toMatchObject({
+        publisher_domain: 'pub-roundtrip.example',
+        source: 'hosted',
+        verified: false,
+        contact: { name: 'Ops', email: 'ops@example.com' },
+      });
       expect(first.authorized_agents).toEqual([{ url: 'https://sales.agent.example/mcp', authorized_for: 'All display inventory' }]);
       expect(first.properties.map((p: any) => p.id)).toEqual(['website_main_site', 'mobile_app_main_app']);
 
-      const body = hosted('pub-roundtrip.example', { properties: [{ type: 'website', name: 'Main site', identifiers: [{ type: 'domain', value: 'pub-roundtrip.example' }], tags: ['news', 'sports'] }] });
+      const body = hosted('pub-roundtrip.example', {
+        properties: [{ type: 'website', name: 'Main site', identifiers: [{ type: 'domain', value: 'pub-roundtrip.example' }], tags: ['news', 'sports'] }],
+      });
       const updated = await (await s().fetch('/api/properties/save', { method: 'POST', token: key, json: body })).json();
       expect(updated.revision_number).toBe(2);
       const second = await (await s().fetch('/api/properties/resolve?domain=pub-roundtrip.example')).json();
@@ -75,7 +82,10 @@ forEachDatabase(
         recordAdagentsJson(
           tx,
           'managed-pub.example',
-          { authorized_agents: [{ url: 'https://agent.example', authorized_for: 'all' }], properties: [{ property_type: 'website', name: 'Managed', identifiers: [{ type: 'domain', value: 'managed-pub.example' }] }] },
+          {
+            authorized_agents: [{ url: 'https://agent.example', authorized_for: 'all' }],
+            properties: [{ property_type: 'website', name: 'Managed', identifiers: [{ type: 'domain', value: 'managed-pub.example' }] }],
+          },
           { newId: deployment.get(Ids).uuid7, now: new Date(), actor: 'crawler' },
         ),
       );

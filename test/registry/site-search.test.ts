@@ -22,14 +22,25 @@ forEachDatabase(
       await s().fetch('/api/properties/save', {
         method: 'POST',
         token: key,
-        json: { publisher_domain: 'zephyr-news.example', authorized_agents: [], properties: [{ type: 'podcast', name: 'Zephyr Daily', identifiers: [{ type: 'rss_url', value: 'https://zephyr-news.example/feed' }] }] },
+        json: {
+          publisher_domain: 'zephyr-news.example',
+          authorized_agents: [],
+          properties: [{ type: 'podcast', name: 'Zephyr Daily', identifiers: [{ type: 'rss_url', value: 'https://zephyr-news.example/feed' }] }],
+        },
       });
       const res = await s().fetch('/api/search?q=ZEPHYR');
       expect(res.status).toBe(200);
       const body = (await res.json()) as any;
       expect(body.brands).toEqual([{ domain: 'zephyr-foods.example', name: 'Zephyr Foods', source: 'community' }]);
       expect(body.properties).toEqual([
-        { publisher_domain: 'zephyr-news.example', id: 'podcast_zephyr_daily', name: 'Zephyr Daily', type: 'podcast', identifiers: [{ type: 'rss_url', value: 'https://zephyr-news.example/feed' }], source: 'hosted' },
+        {
+          publisher_domain: 'zephyr-news.example',
+          id: 'podcast_zephyr_daily',
+          name: 'Zephyr Daily',
+          type: 'podcast',
+          identifiers: [{ type: 'rss_url', value: 'https://zephyr-news.example/feed' }],
+          source: 'hosted',
+        },
       ]);
       expect(((await (await s().fetch('/api/search?q=zz%25')).json()) as any).brands).toEqual([]);
     });

@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { existsSync, readdirSync } from 'node:fs';
-import { createSchemaValidator, DEFAULT_SCHEMA_DIR } from '../../plugins/registry-agents/schema-validation.ts';
+import { createSchemaValidator, DEFAULT_SCHEMA_DIR } from '../../lib/registry-documents/schema-validation.ts';
 
 const REFERENCE = join(import.meta.dir, '../../../shared/reference/schemas/3.1.19');
 
@@ -11,14 +11,21 @@ test.skipIf(!existsSync(REFERENCE))('vendored schemas validate exactly like the 
   const vendored = createSchemaValidator(DEFAULT_SCHEMA_DIR);
   const reference = createSchemaValidator(REFERENCE);
   const adagents = [
-    { authorized_agents: [{ url: 'https://agent.example/mcp', authorized_for: 'all', authorization_type: 'property_tags', property_tags: ['news'] }], properties: [{ property_id: 'home', property_type: 'website', name: 'Home', identifiers: [{ type: 'domain', value: 'pub.example' }], tags: ['news'] }] },
+    {
+      authorized_agents: [{ url: 'https://agent.example/mcp', authorized_for: 'all', authorization_type: 'property_tags', property_tags: ['news'] }],
+      properties: [{ property_id: 'home', property_type: 'website', name: 'Home', identifiers: [{ type: 'domain', value: 'pub.example' }], tags: ['news'] }],
+    },
     { authorized_agents: 'nope' },
     { authoritative_location: 'https://cdn.example/adagents.json' },
     { authorized_agents: [{ url: 'not a url', authorized_for: '' }] },
     {},
   ];
   const brands = [
-    { version: '1.0', house: { domain: 'acme.example', name: 'Acme', architecture: 'branded_house' }, brands: [{ id: 'acme', names: [{ en_US: 'Acme' }], keller_type: 'master' }] },
+    {
+      version: '1.0',
+      house: { domain: 'acme.example', name: 'Acme', architecture: 'branded_house' },
+      brands: [{ id: 'acme', names: [{ en_US: 'Acme' }], keller_type: 'master' }],
+    },
     { house: 'x' },
     { authoritative_location: 'https://brands.example/brand.json' },
     {},

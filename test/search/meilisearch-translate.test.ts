@@ -3,9 +3,21 @@ import { INDEX_SETTINGS, buildFilter, documentId, fromMeiliHit, quote, searchPar
 import { SEARCH_DIMENSIONS, baseScore, type AgentProfileDocument } from '../../core/ports/search.ts';
 
 const doc: AgentProfileDocument = {
-  agent_url: 'https://a.example/mcp', channels: ['display'], property_types: ['website'], markets: ['US'], categories: [], tags: [],
-  delivery_types: [], format_ids: [], property_count: 9, publisher_count: 2, has_tmp: true, category_taxonomy: null,
-  updated_at: '2026-01-01T00:00:00.000Z', visibility: 'private', owner_org_id: null,
+  agent_url: 'https://a.example/mcp',
+  channels: ['display'],
+  property_types: ['website'],
+  markets: ['US'],
+  categories: [],
+  tags: [],
+  delivery_types: [],
+  format_ids: [],
+  property_count: 9,
+  publisher_count: 2,
+  has_tmp: true,
+  category_taxonomy: null,
+  updated_at: '2026-01-01T00:00:00.000Z',
+  visibility: 'private',
+  owner_org_id: null,
 };
 
 test('documents get a URL-derived id, the precomputed base score and "" for no owner', () => {
@@ -41,7 +53,11 @@ test('index settings make every dimension filterable and sort by score then URL'
 });
 
 test('hits map back to the port shape with the same score formula', () => {
-  const hit = fromMeiliHit(toMeiliDocument(doc), { filters: { channels: ['display'], markets: ['US', 'DE'] }, limit: 1, viewer: { member: false, orgId: null } });
+  const hit = fromMeiliHit(toMeiliDocument(doc), {
+    filters: { channels: ['display'], markets: ['US', 'DE'] },
+    limit: 1,
+    viewer: { member: false, orgId: null },
+  });
   expect(hit.matched_filters).toEqual(['channels', 'markets']);
   expect(hit.relevance_score).toBe(1 + baseScore(doc));
   expect(hit).not.toHaveProperty('visibility');

@@ -49,6 +49,14 @@ export async function dropSchema(adapter: AdapterName, schema: string): Promise<
   }
 }
 
+/** Without DATABASE_URL, a visible skip with its reason stands in for the Postgres run of `title`. */
+export function skipPostgresUnlessConfigured(title: string): void {
+  if (DATABASE_URL) return;
+  describe(`${title} [postgres]`, () => {
+    test.skip('skipped: DATABASE_URL is not set (.ci/run sets it)', () => {});
+  });
+}
+
 /**
  * Run a suite once per adapter that can run here. `setup` receives the adapter name and a fresh
  * schema; whatever it returns is handed to the tests through the getter.
@@ -59,12 +67,7 @@ export function forEachDatabase<T>(
   teardown: (value: T) => Promise<void>,
   body: (get: () => T, adapter: AdapterName) => void,
 ): void {
-  if (!DATABASE_URL) {
-    describe(`${title} [postgres]`, () => {
-      // Stated reason, visible in the output.
-      test.skip('skipped: DATABASE_URL is not set (.ci/run sets it)', () => {});
-    });
-  }
+  skipPostgresUnlessConfigured(title);
   for (const adapter of adapterNames()) {
     describe(`${title} [${adapter}]`, () => {
       const schema = uniqueSchema(title.toLowerCase().slice(0, 20));

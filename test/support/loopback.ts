@@ -10,7 +10,10 @@ export const TEST_KEY = readFileSync(join(import.meta.dir, '../fixtures/tls/key.
  * A resolver answering from a table (tests): names map to address lists; unknown names fail like
  * NXDOMAIN. `calls` counts lookups per name so tests can see that a request resolved once.
  */
-export function tableResolver(table: Record<string, string[] | (() => string[])>, txt: Record<string, string[][]> = {}): Resolver & { calls: Record<string, number> } {
+export function tableResolver(
+  table: Record<string, string[] | (() => string[])>,
+  txt: Record<string, string[][]> = {},
+): Resolver & { calls: Record<string, number> } {
   const calls: Record<string, number> = {};
   return {
     calls,
@@ -85,4 +88,69 @@ export function loopbackResolver(suffixes: string[], table: Record<string, strin
       return [];
     },
   };
+}
+
+export const FIXTURE_ADAGENTS = { authorized_agents: [{ url: 'https://agent.example', authorized_for: 'all' }] };
+
+/**
+ * Routes of the crawler's loopback fixture (one handler serves an http and an https server):
+ * documents, wrong types, oversized and slow answers, and redirects of every kind.
+ */
+export function crawlFixtureRoutes(req: Request, tlsPort: () => number): Response | Promise<Response> {
+  const url = new URL(req.url);
+  const host = req.headers.get('host') ?? '';
+  const tls = (name: string, path: string) => `https://${name}:${tlsPort()}${path}`;
+  switch (url.pathname) {
+    case '/valid.json':
+      return Response.json({ ...FIXTURE_ADAGENTS, served_to: host });
+    case '/wrong-type':
+      return new Response('<html></html>', { headers: { 'content-type': 'text/html' } });
+    case '/big-declared':
+      return new Response('x'.repeat(5000), { headers: { 'content-type': 'application/json' } });
+    case '/big-streamed': {
+      // No Content-Length: the cap must hold while streaming.
+      let sent = 0;
+      const stream = new ReadableStream({
+        pull(controller) {
+          if (sent >= 1_000_000) return controller.close();
+          sent += 10_000;
+          controller.enqueue(new Uint8Array(10_000).fill(32));
+        },
+      });
+      return new Response(stream, { headers: { 'content-type': 'application/json' } });
+    }
+    case '/slow':
+      return new Promise((resolve) => setTimeout(() => resolve(Response.json(FIXTURE_ADAGENTS)), 3000));
+    case '/slow-body': {
+      const stream = new ReadableStream({
+        async start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"a":'));
+          await Bun.sleep(3000);
+          controller.enqueue(new TextEncoder().encode('1}'));
+          controller.close();
+        },
+      });
+      return new Response(stream, { headers: { 'content-type': 'application/json' } });
+    }
+    case '/to-same-site':
+      return Response.redirect(tls('www.pub.test', '/valid.json'), 302);
+    case '/to-other-site':
+      return Response.redirect(tls('other.test', '/valid.json'), 302);
+    case '/to-http':
+      return Response.redirect(`http://pub.test:${tlsPort()}/valid.json`, 301);
+    case '/to-private':
+      return Response.redirect(tls('intranet.pub.test', '/valid.json'), 302);
+    case '/loop-a':
+      return Response.redirect('/loop-b', 302);
+    case '/loop-b':
+      return Response.redirect('/loop-a', 302);
+    case '/chain': {
+      const n = Number(url.searchParams.get('n') ?? 0);
+      return n > 0 ? Response.redirect(`/chain?n=${n - 1}`, 302) : Response.json(FIXTURE_ADAGENTS);
+    }
+    case '/not-found':
+      return new Response('nope', { status: 404, headers: { 'content-type': 'text/plain' } });
+    default:
+      return new Response('not found', { status: 404 });
+  }
 }

@@ -1,6 +1,7 @@
 import { assemble, type Deployment } from '../../core/deployment.ts';
 import type { PluginInstance } from '../../core/plugin.ts';
 import type { Token } from '../../core/token.ts';
+import type { Timers } from '../../core/scheduler.ts';
 import { definePreset, type PluginEntry } from '../../core/config.ts';
 import { serve, type RunningServer } from '../../hosts/serve.ts';
 import { storagePlugin, type AdapterName } from './db.ts';
@@ -22,12 +23,16 @@ export async function startServer(
   adapter: AdapterName,
   schema: string,
   plugins: readonly PluginEntry[],
-  options: { env?: Record<string, string>; overrides?: ReadonlyArray<[Token<any>, unknown]> } = {},
+  options: { env?: Record<string, string>; overrides?: ReadonlyArray<[Token<any>, unknown]>; timers?: Timers; port?: number } = {},
 ): Promise<TestServer> {
   const storage: PluginInstance<any> = await storagePlugin(adapter, schema);
   const preset = definePreset({ name: `test-${schema}`, plugins: [storage, ...plugins] });
-  const deployment = await assemble(preset, { env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...options.env }, overrides: options.overrides });
-  const server = await serve(deployment, { port: 0, hostname: '127.0.0.1' });
+  const deployment = await assemble(preset, {
+    env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...options.env },
+    overrides: options.overrides,
+    timers: options.timers,
+  });
+  const server = await serve(deployment, { port: options.port ?? 0, hostname: '127.0.0.1' });
   const base = server.url.href.replace(/\/$/, '');
   return {
     deployment,
@@ -45,4 +50,12 @@ export async function startServer(
     },
     close: () => server.close(),
   };
+}
+
+/** A loopback port free right now (for servers whose public URL must be known before they start). */
+export function freePort(): number {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(null) });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
 }

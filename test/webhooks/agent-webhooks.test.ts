@@ -21,14 +21,16 @@ const TTD = { type: 'platform', platform: 'the-trade-desk' };
 /** The signals operator's brand.json, pointing buyers at the agent's JWKS. */
 const operatorBrandJson = definePlugin({
   name: 'test-operator-brand-json',
-  requires: [Http],
-  register(ctx) {
-    ctx.get(Http).add({
+  deps: { http: Http },
+  init({ http }) {
+    http.add({
       method: 'GET',
       path: '/.well-known/brand.json',
       handle: (request) => {
         const origin = new URL(request.url).origin;
-        return Response.json({ house: { domain: 'signals.test', agents: [{ type: 'signals', id: 'signals', url: `${origin}/mcp`, jwks_uri: `${origin}/.well-known/jwks.json` }] } });
+        return Response.json({
+          house: { domain: 'signals.test', agents: [{ type: 'signals', id: 'signals', url: `${origin}/mcp`, jwks_uri: `${origin}/.well-known/jwks.json` }] },
+        });
       },
     });
   },
@@ -122,18 +124,28 @@ forEachDatabase<Parties>(
         signal_agent_segment_id: 'sig_auto_luxury_owners',
         deployments: [TTD],
         idempotency_key: 'webhook-e2e-hmac-00001',
-        push_notification_config: { url: `${buyer.base}/webhooks/hmac`, operation_id: 'op-e2e-hmac', authentication: { schemes: ['HMAC-SHA256'], credentials: SECRET } },
+        push_notification_config: {
+          url: `${buyer.base}/webhooks/hmac`,
+          operation_id: 'op-e2e-hmac',
+          authentication: { schemes: ['HMAC-SHA256'], credentials: SECRET },
+        },
       });
       const taskId = first.body.task_id as string;
       await until(() => events.some((e) => e.payload.task_id === taskId && e.payload.status === 'completed'));
       const received = events.filter((e) => e.payload.task_id === taskId);
-      expect(received.find((e) => e.payload.status === 'completed')).toMatchObject({ sender: 'signals-hmac', endpoint: 'hmac', payload: { operation_id: 'op-e2e-hmac' } });
+      expect(received.find((e) => e.payload.status === 'completed')).toMatchObject({
+        sender: 'signals-hmac',
+        endpoint: 'hmac',
+        payload: { operation_id: 'op-e2e-hmac' },
+      });
       // Secrets at rest are sealed: neither the HMAC secret nor the private signing key is stored in clear.
       const db = seller.server.deployment.get(Database);
       const outbox = await db.query<{ credentials: string }>(sql`SELECT credentials FROM webhook_outbox WHERE task_id = ${taskId}::text`);
       expect(outbox.length).toBeGreaterThan(0);
       for (const row of outbox) expect(row.credentials).toStartWith('sealed:v1:');
-      const [task] = await db.query<{ credentials: string }>(sql`SELECT push_notification_config->'authentication'->>'credentials' AS credentials FROM tasks WHERE id = ${taskId}::uuid`);
+      const [task] = await db.query<{ credentials: string }>(
+        sql`SELECT push_notification_config->'authentication'->>'credentials' AS credentials FROM tasks WHERE id = ${taskId}::uuid`,
+      );
       expect(task!.credentials).toStartWith('sealed:v1:');
       // Reading the task back never returns the registration's secret.
       const read = await seller.server.fetch(`/tasks/${taskId}?include_history=true`, { token: TOKEN });
@@ -147,14 +159,17 @@ forEachDatabase<Parties>(
 
       // get_signals answers in full at once: a push registration on it never produces a webhook.
       const before = events.length;
-      const sync = await client.call('get_signals', { signal_spec: 'luxury car owners', push_notification_config: { url: `${buyer.base}/webhooks/signed`, operation_id: 'op-sync' } });
+      const sync = await client.call('get_signals', {
+        signal_spec: 'luxury car owners',
+        push_notification_config: { url: `${buyer.base}/webhooks/signed`, operation_id: 'op-sync' },
+      });
       expect(sync.body.status).toBe('completed');
       await seller.runDue();
       await Bun.sleep(200);
       expect(events.slice(before).filter((e) => e.payload.operation_id === 'op-sync')).toEqual([]);
       await client.close();
     }, 30_000);
-  
+
     test('A2A-native registration: TaskStatusUpdateEvent / Task bodies, signed, with the registration token echoed', async () => {
       const { seller } = get();
       const seen: Array<{ headers: Headers; body: any }> = [];
@@ -174,7 +189,15 @@ forEachDatabase<Parties>(
             kind: 'message',
             messageId: crypto.randomUUID(),
             role: 'user',
-            parts: [{ kind: 'data', data: { skill: 'activate_signal', input: { signal_agent_segment_id: 'sig_travel_summer_vacationers', deployments: [TTD], idempotency_key: 'webhook-e2e-a2a-000001' } } }],
+            parts: [
+              {
+                kind: 'data',
+                data: {
+                  skill: 'activate_signal',
+                  input: { signal_agent_segment_id: 'sig_travel_summer_vacationers', deployments: [TTD], idempotency_key: 'webhook-e2e-a2a-000001' },
+                },
+              },
+            ],
           },
           configuration: { pushNotificationConfig: { url: `http://127.0.0.1:${capture.port}/a2a-hook`, token: 'a2a-registration-token-01' } },
         });

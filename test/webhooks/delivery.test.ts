@@ -3,7 +3,7 @@ import { sql } from '../../core/sql.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { Http } from '../../core/http.ts';
 import { Database } from '../../core/ports/database.ts';
-import { Clock, systemClock } from '../../core/ports/clock.ts';
+import { systemClock } from '../../core/ports/clock.ts';
 import { Signer } from '../../core/ports/signer.ts';
 import { HmacSigner } from '../../core/ports/hmac-signer.ts';
 import { Crawler } from '../../core/ports/crawler.ts';
@@ -26,14 +26,16 @@ const BEARER = 'bearer-token-0123456789';
 const brandJson = () =>
   definePlugin({
     name: 'test-brand-json',
-    requires: [Http],
-    register(ctx) {
-      ctx.get(Http).add({
+    deps: { http: Http },
+    init({ http }) {
+      http.add({
         method: 'GET',
         path: '/.well-known/brand.json',
         handle: (request) => {
           const agentUrl = new URL(request.url).origin;
-          return Response.json({ house: { domain: 'seller.test', agents: [{ type: 'sales', id: 'seller', url: agentUrl, jwks_uri: `${agentUrl}/.well-known/jwks.json` }] } });
+          return Response.json({
+            house: { domain: 'seller.test', agents: [{ type: 'sales', id: 'seller', url: agentUrl, jwks_uri: `${agentUrl}/.well-known/jwks.json` }] },
+          });
         },
       });
     },
@@ -121,7 +123,11 @@ forEachDatabase<Parties>(
       for (let i = 0; i < 20 && (await p.worker.runOnce()) > 0; i++);
     };
     const change = (status: any, key: string) =>
-      mcpEnvelope({ taskId: 't1', taskType: 'create_media_buy', status, timestamp: new Date(), message: 'm', result: { media_buy_id: 'mb_1' } }, { operationId: 'op-1', context: { trace: 'c1' } }, key);
+      mcpEnvelope(
+        { taskId: 't1', taskType: 'create_media_buy', status, timestamp: new Date(), message: 'm', result: { media_buy_id: 'mb_1' } },
+        { operationId: 'op-1', context: { trace: 'c1' } },
+        key,
+      );
 
     test('RFC 9421: delivered once, verified via brand.json -> jwks_uri, attempts recorded; a rolled-back change sends nothing', async () => {
       const p = get();
@@ -131,7 +137,9 @@ forEachDatabase<Parties>(
       await drain(p);
       const db = p.seller.deployment.get(Database);
       const [row] = await db.query<any>(sql`SELECT status, attempts FROM webhook_outbox WHERE id = ${id}::uuid`);
-      const attempts = await db.query<any>(sql`SELECT status, http_status_code, attempt, error_message FROM webhook_delivery_attempts WHERE outbox_id = ${id}::uuid`);
+      const attempts = await db.query<any>(
+        sql`SELECT status, http_status_code, attempt, error_message FROM webhook_delivery_attempts WHERE outbox_id = ${id}::uuid`,
+      );
       expect(attempts.at(-1)).toMatchObject({ status: 'success', http_status_code: 200 });
       expect(row).toMatchObject({ status: 'delivered' });
       const mine = p.events.slice(before);
@@ -160,9 +168,9 @@ forEachDatabase<Parties>(
         ['whk_a2a_000000001', 'a2a'],
         ['whk_dup_000000001', 'mcp'],
       ]);
-      const [delivered] = await p.seller.deployment.get(Database).query<{ n: number }>(
-        sql`SELECT count(*)::int AS n FROM webhook_outbox WHERE idempotency_key = 'whk_dup_000000001' AND status = 'delivered'`,
-      );
+      const [delivered] = await p.seller.deployment
+        .get(Database)
+        .query<{ n: number }>(sql`SELECT count(*)::int AS n FROM webhook_outbox WHERE idempotency_key = 'whk_dup_000000001' AND status = 'delivered'`);
       expect(delivered!.n).toBe(2); // both answered 2xx (the second as a duplicate)
     }, 30_000);
 
@@ -180,7 +188,9 @@ forEachDatabase<Parties>(
         ]),
       );
       const db = p.seller.deployment.get(Database);
-      const [a] = await db.query<any>(sql`SELECT status, http_status_code FROM webhook_delivery_attempts WHERE outbox_id = ${mismatched}::uuid AND attempt = 1`);
+      const [a] = await db.query<any>(
+        sql`SELECT status, http_status_code FROM webhook_delivery_attempts WHERE outbox_id = ${mismatched}::uuid AND attempt = 1`,
+      );
       expect(a).toMatchObject({ status: 'failed', http_status_code: 401 });
       const [row] = await db.query<any>(sql`SELECT status FROM webhook_outbox WHERE id = ${mismatched}::uuid`);
       expect(row.status).toBe('pending');
@@ -198,15 +208,23 @@ forEachDatabase<Parties>(
       const outbox = p.seller.deployment.get(WebhookOutbox);
       const db = p.seller.deployment.get(Database);
       const base = { url: 'https://buyer.example/h', format: 'mcp' as const, idempotencyKey: 'whk_reg_000000001', body: '{}' };
-      await expect(db.transaction((tx) => outbox.enqueue(tx, { ...base, auth: { mode: 'bearer', token: BEARER }, mutating: true }))).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
-      await expect(db.transaction((tx) => outbox.enqueue(tx, { ...base, auth: { mode: 'hmac', secret: 'short' } }))).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+      await expect(db.transaction((tx) => outbox.enqueue(tx, { ...base, auth: { mode: 'bearer', token: BEARER }, mutating: true }))).rejects.toMatchObject({
+        code: 'INVALID_REQUEST',
+      });
+      await expect(db.transaction((tx) => outbox.enqueue(tx, { ...base, auth: { mode: 'hmac', secret: 'short' } }))).rejects.toMatchObject({
+        code: 'INVALID_REQUEST',
+      });
     });
 
     test('receiver endpoint: 415 for non-JSON and 413 over 1 MB before verifying; unknown endpoint 404', async () => {
       const p = get();
       const r1 = await fetch(`${p.buyer.base}/webhooks/signed`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
       expect(r1.status).toBe(415);
-      const r2 = await fetch(`${p.buyer.base}/webhooks/signed`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(1024 * 1024 + 10) });
+      const r2 = await fetch(`${p.buyer.base}/webhooks/signed`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: 'x'.repeat(1024 * 1024 + 10),
+      });
       expect(r2.status).toBe(413);
       const r3 = await fetch(`${p.buyer.base}/webhooks/nope`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       expect(r3.status).toBe(404);

@@ -7,7 +7,7 @@ import { systemClock } from '../../core/ports/clock.ts';
 import { WebhookOutbox } from '../../core/ports/webhook-outbox.ts';
 import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
-import { createWebhookVerifier } from '../../plugins/webhooks/rfc9421/verify.ts';
+import { createWebhookVerifier } from '../../lib/rfc9421/verify.ts';
 import { createReplayStore } from '../../plugins/webhooks/receiver-stores.ts';
 import { createWebhookReceiver, toResponse } from '../../plugins/webhooks/receiver.ts';
 import { mcpEnvelope } from '../../plugins/webhooks/envelopes.ts';
@@ -66,9 +66,14 @@ suite('webhook delivery under faults [postgres] (flaky receiver, sender SIGKILLe
           await sleep(1500); // past the sender's 1 s timeout: processed here, retried there
         } else await sleep(50);
         const body = new Uint8Array(await request.arrayBuffer());
-        const result = await receiver.receive({ method: request.method, url: request.url, headers: request.headers, body }, { mode: 'rfc9421' }, 'fault', async (_tx, e) => {
-          handled.set(e.idempotencyKey, (handled.get(e.idempotencyKey) ?? 0) + 1);
-        });
+        const result = await receiver.receive(
+          { method: request.method, url: request.url, headers: request.headers, body },
+          { mode: 'rfc9421' },
+          'fault',
+          async (_tx, e) => {
+            handled.set(e.idempotencyKey, (handled.get(e.idempotencyKey) ?? 0) + 1);
+          },
+        );
         if (result.duplicate) stats.duplicates++;
         return toResponse(result);
       };
@@ -89,7 +94,9 @@ suite('webhook delivery under faults [postgres] (flaky receiver, sender SIGKILLe
             idempotencyKey: key,
             taskId: `t${i}`,
             operationId: `op-${i}`,
-            body: JSON.stringify(mcpEnvelope({ taskId: `t${i}`, taskType: 'create_media_buy', status: 'working', timestamp: new Date() }, { operationId: `op-${i}` }, key)),
+            body: JSON.stringify(
+              mcpEnvelope({ taskId: `t${i}`, taskType: 'create_media_buy', status: 'working', timestamp: new Date() }, { operationId: `op-${i}` }, key),
+            ),
           }),
         );
       }

@@ -6,10 +6,10 @@ import { ManualClock } from '../../core/ports/clock.ts';
 import type { PublicJwk } from '../../core/ports/signer.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import { loadMigrations } from '../../core/migrations.ts';
-import { createWebhookVerifier } from '../../plugins/webhooks/rfc9421/verify.ts';
-import { parseSignatureHeaders } from '../../plugins/webhooks/rfc9421/fields.ts';
-import { signatureBase } from '../../plugins/webhooks/rfc9421/base.ts';
-import { canonicalTarget, TargetUriError } from '../../plugins/webhooks/rfc9421/target-uri.ts';
+import { createWebhookVerifier } from '../../lib/rfc9421/verify.ts';
+import { parseSignatureHeaders } from '../../lib/rfc9421/fields.ts';
+import { signatureBase } from '../../lib/rfc9421/base.ts';
+import { canonicalTarget, TargetUriError } from '../../lib/rfc9421/target-uri.ts';
 import { createReplayStore, createRevocationList } from '../../plugins/webhooks/receiver-stores.ts';
 import { forEachDatabase, openDatabase } from '../support/db.ts';
 
@@ -94,7 +94,12 @@ forEachDatabase(
           clock,
           perKeyidCap: CAP,
         });
-        const request = { method: vec.request.method, url: vec.request.url, headers: new Headers(vec.request.headers), body: new TextEncoder().encode(vec.request.body) };
+        const request = {
+          method: vec.request.method,
+          url: vec.request.url,
+          headers: new Headers(vec.request.headers),
+          body: new TextEncoder().encode(vec.request.body),
+        };
         const result = await verify(request);
         if (vec.expected_outcome.success) {
           expect(result).toMatchObject({ ok: true });

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
 import signerP256 from '../../plugins/signer-ecdsa-p256/index.ts';
-import type { ReloadableSigner } from '../../plugins/signer-common/plugin.ts';
-import { revokeKey, rotateKey } from '../../plugins/signer-common/store.ts';
-import { verifyKeyFrom, verifyRaw } from '../../plugins/signer-common/keys.ts';
+import type { ReloadableSigner } from '../../lib/signer/plugin.ts';
+import { revokeKey, rotateKey } from '../../lib/signer/store.ts';
+import { verifyKeyFrom, verifyRaw } from '../../lib/signer/keys.ts';
 import { Signer, type SignatureAlg } from '../../core/ports/signer.ts';
 import { Database } from '../../core/ports/database.ts';
 import { forEachDatabase } from '../support/db.ts';
@@ -79,7 +79,9 @@ forEachDatabase(
       const { adapter, schema } = get();
       const ed = keysFile.keys.find((k: any) => k.kid === 'test-ed25519-webhook-2026');
       const jwk = { kty: ed.kty, crv: ed.crv, x: ed.x, d: ed._private_d_for_test_only };
-      const server = await startServer(adapter, `${schema}_cfg`, [signerEd25519({ keys: [{ kid: 'cfg-ed', jwk, status: 'active' }], revoked: ['old-1'] })], { env });
+      const server = await startServer(adapter, `${schema}_cfg`, [signerEd25519({ keys: [{ kid: 'cfg-ed', jwk, status: 'active' }], revoked: ['old-1'] })], {
+        env,
+      });
       try {
         const signer = server.deployment.get(Signer) as ReloadableSigner;
         expect(signer.active().keyid).toBe('cfg-ed');

@@ -1,10 +1,17 @@
 import * as v from 'valibot';
 import { defineEndpoint } from '../../../core/endpoint.ts';
-import { notFound } from '../../../core/errors.ts';
 import { sql } from '../../../core/sql.ts';
-import { agentUrlOrThrow, domainOrThrow, identifierCandidates } from '../urls.ts';
-import { checkAgentAuthorization, propertiesByIdentifier, propertiesForSelector, type CandidateProperty, type Selector } from '../authorization.ts';
+import { agentUrlOrThrow, domainOrThrow, identifierCandidates, normalizeAgentUrl } from '../urls.ts';
+import {
+  checkAgentAuthorization,
+  hostedCandidates,
+  propertiesByIdentifier,
+  propertiesForSelector,
+  type CandidateProperty,
+  type Selector,
+} from '../authorization.ts';
 import type { DiscoveryContext } from '../context.ts';
+import { agentDomainsOut, expandOut, lookupDomainOut, lookupPropertyOut, productAuthorizationOut, propertyAuthorizationOut } from '../responses.ts';
 
 const identifierType = v.pipe(v.string('is required'), v.regex(/^[a-z][a-z0-9_]{0,63}$/, 'must be an identifier type such as domain or bundle_id'));
 const identifierValue = v.pipe(v.string('is required'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(500));
@@ -28,29 +35,74 @@ const productBody = v.object({
 const propertyView = (p: CandidateProperty) => ({ property_rid: p.property_rid, id: p.property_id, name: p.name, type: p.property_type });
 
 export function lookupEndpoints(c: DiscoveryContext) {
+  /** Public sales agents whose operator's brand.json declares the domain as a property (whether or not the publisher authorizes them). */
+  const salesAgentsClaiming = async (domain: string) =>
+    (
+      await c.db.query<{ url: string }>(sql`
+        SELECT DISTINCT a.url FROM registry_agents a
+        JOIN registry_operator_properties d ON d.operator_domain = a.operator_domain
+        JOIN registry_operators o ON o.domain = d.operator_domain AND o.brand_json_valid
+        WHERE a.type = 'sales' AND a.owner_org_id IS NOT NULL AND a.visibility = 'public' AND d.identifier = ${domain}::text
+        ORDER BY a.url`)
+    ).map((r) => r.url);
+
   const byDomain = defineEndpoint({
     method: 'GET',
     path: '/api/registry/lookup/domain/{domain}',
+    tool: 'lookup_domain',
+    success: { schema: lookupDomainOut },
     summary: 'Agents authorized by a publisher domain',
     tags: ['Lookups'],
     params: v.object({ domain: v.pipe(v.string(), v.maxLength(300)) }),
-    errors: [400, 404],
+    errors: [400],
     async handler({ params }) {
       const domain = domainOrThrow(params.domain);
-      const [pub] = await c.db.query<{ id: string; adagents_valid: boolean }>(sql`SELECT id::text, adagents_valid FROM registry_publishers WHERE domain = ${domain}::text`);
-      if (!pub) throw notFound(`publisher ${domain} is not in the registry`);
-      const agents = pub.adagents_valid
-        ? await c.db.query<{ url: string; authorized_for: string | null; delegation_types: string[] }>(sql`
+      const [pub] = await c.db.query<{ id: string; adagents_valid: boolean }>(
+        sql`SELECT id::text, adagents_valid FROM registry_publishers WHERE domain = ${domain}::text`,
+      );
+      const claiming = await salesAgentsClaiming(domain);
+      if (pub?.adagents_valid) {
+        const agents = await c.db.query<{ url: string; authorized_for: string | null; delegation_types: string[] }>(sql`
             SELECT a.url, pa.authorized_for, pa.delegation_types FROM registry_publisher_agents pa JOIN registry_agents a ON a.id = pa.agent_id
-            WHERE pa.publisher_id = ${pub.id}::uuid ORDER BY a.url`)
-        : [];
-      return { domain, adagents_valid: pub.adagents_valid, authorized_agents: agents, count: agents.length };
+            WHERE pa.publisher_id = ${pub.id}::uuid ORDER BY a.url`);
+        const authorized = new Set(agents.map((a) => a.url));
+        return {
+          domain,
+          source: 'adagents_json',
+          adagents_valid: true,
+          authorized_agents: agents,
+          sales_agents_claiming: claiming.filter((u) => !authorized.has(u)),
+          count: agents.length,
+        };
+      }
+      // A hosted entry speaks for a publisher that has no (valid) adagents.json.
+      const hosted = await c.hosted?.publisher(domain);
+      if (hosted) {
+        const agents = hosted.authorized_agents.map((a) => ({
+          url: normalizeAgentUrl(a.url) ?? a.url,
+          authorized_for: a.authorized_for,
+          delegation_types: [] as string[],
+        }));
+        const authorized = new Set(agents.map((a) => a.url));
+        return {
+          domain,
+          source: 'hosted',
+          adagents_valid: false,
+          authorized_agents: agents,
+          sales_agents_claiming: claiming.filter((u) => !authorized.has(u)),
+          count: agents.length,
+        };
+      }
+      if (pub) return { domain, source: 'adagents_json', adagents_valid: false, authorized_agents: [], sales_agents_claiming: claiming, count: 0 };
+      return { domain, authorized_agents: [], sales_agents_claiming: claiming };
     },
   });
 
   const byProperty = defineEndpoint({
     method: 'GET',
     path: '/api/registry/lookup/property',
+    tool: 'lookup_property',
+    success: { schema: lookupPropertyOut },
     summary: 'Agents authorized for a property identifier',
     tags: ['Lookups'],
     query: v.object({ type: identifierType, value: identifierValue }),
@@ -65,7 +117,13 @@ export function lookupEndpoints(c: DiscoveryContext) {
         : [];
       const agents = grants.map((g) => {
         const p = properties.find((x) => x.property_rid === g.property_rid)!;
-        return { agent_url: g.agent_url, property: propertyView(p), publisher_domain: p.publisher_domain, delegation_type: g.delegation_type, authorized_for: g.authorized_for };
+        return {
+          agent_url: g.agent_url,
+          property: propertyView(p),
+          publisher_domain: p.publisher_domain,
+          delegation_type: g.delegation_type,
+          authorized_for: g.authorized_for,
+        };
       });
       return { type: query.type, value: query.value, agents, count: agents.length };
     },
@@ -74,6 +132,8 @@ export function lookupEndpoints(c: DiscoveryContext) {
   const agentDomains = defineEndpoint({
     method: 'GET',
     path: '/api/registry/lookup/agent/{agentUrl}/domains',
+    tool: 'lookup_agent_domains',
+    success: { schema: agentDomainsOut },
     summary: 'Publisher domains that authorize an agent (agentUrl URL-encoded)',
     tags: ['Lookups'],
     params: v.object({ agentUrl: v.pipe(v.string(), v.maxLength(2048)) }),
@@ -97,6 +157,8 @@ export function lookupEndpoints(c: DiscoveryContext) {
   const propertyAuthorization = defineEndpoint({
     method: 'GET',
     path: '/api/registry/validate/property-authorization',
+    tool: 'validate_property_authorization',
+    success: { schema: propertyAuthorizationOut },
     summary: 'Real-time two-sided authorization check (publisher adagents.json AND operator brand.json)',
     tags: ['Lookups'],
     query: v.object({
@@ -109,7 +171,10 @@ export function lookupEndpoints(c: DiscoveryContext) {
     async handler({ query }) {
       const agentUrl = agentUrlOrThrow(query.agent_url);
       const now = c.clock.now();
-      const candidates = await propertiesByIdentifier(c.db, query.identifier_type, identifierCandidates(query.identifier_type, query.identifier_value));
+      const values = identifierCandidates(query.identifier_type, query.identifier_value);
+      let candidates = await propertiesByIdentifier(c.db, query.identifier_type, values);
+      // Without a crawled property, a hosted entry carrying the identifier is the publisher side.
+      if (candidates.length === 0) candidates = await hostedCandidates(c.hosted, query.identifier_type, values, agentUrl);
       const verdict = await checkAgentAuthorization(c.db, agentUrl, candidates, { claimedDelegation: query.delegation_type ?? null, now });
       return {
         agent_url: agentUrl,
@@ -117,7 +182,13 @@ export function lookupEndpoints(c: DiscoveryContext) {
         identifier_value: query.identifier_value,
         authorized: verdict.authorized,
         failed_side: verdict.failed_side,
-        ...(verdict.property ? { property_id: verdict.property.property_id ?? verdict.property.property_rid, property_rid: verdict.property.property_rid, publisher_domain: verdict.property.publisher_domain } : {}),
+        ...(verdict.property
+          ? {
+              property_id: verdict.property.property_id ?? verdict.property.property_rid,
+              property_rid: verdict.property.property_rid,
+              publisher_domain: verdict.property.publisher_domain,
+            }
+          : {}),
         checks: { publisher: verdict.publisher_check, operator: verdict.operator_check },
         checked_at: now.toISOString(),
       };
@@ -127,7 +198,9 @@ export function lookupEndpoints(c: DiscoveryContext) {
   const productAuthorization = defineEndpoint({
     method: 'POST',
     path: '/api/registry/validate/product-authorization',
-    summary: 'Check an agent against a product\'s publisher_properties selectors (both sides per property)',
+    tool: 'validate_product_authorization',
+    success: { schema: productAuthorizationOut },
+    summary: "Check an agent against a product's publisher_properties selectors (both sides per property)",
     tags: ['Lookups'],
     body: productBody,
     errors: [400],
@@ -141,16 +214,32 @@ export function lookupEndpoints(c: DiscoveryContext) {
         const s: Selector = { ...raw, publisher_domain: domainOrThrow(raw.publisher_domain, 'publisher_domain') };
         const { found, missing_ids } = await propertiesForSelector(c.db, s);
         const ok: string[] = [];
-        const failed: Array<Record<string, unknown>> = missing_ids.map((id) => ({ property_id: id, failed_side: 'publisher', reason: 'property not found in the publisher\'s adagents.json' }));
+        const failed: Array<Record<string, unknown>> = missing_ids.map((id) => ({
+          property_id: id,
+          failed_side: 'publisher',
+          reason: "property not found in the publisher's adagents.json",
+        }));
         for (const p of found) {
           const verdict = await checkAgentAuthorization(c.db, agentUrl, [p], { now });
           if (verdict.authorized) ok.push(p.property_id ?? p.property_rid);
-          else failed.push({ property_id: p.property_id ?? p.property_rid, failed_side: verdict.failed_side, reason: (verdict.failed_side === 'operator' ? verdict.operator_check.reason : verdict.publisher_check.reason) ?? null });
+          else
+            failed.push({
+              property_id: p.property_id ?? p.property_rid,
+              failed_side: verdict.failed_side,
+              reason: (verdict.failed_side === 'operator' ? verdict.operator_check.reason : verdict.publisher_check.reason) ?? null,
+            });
         }
         const total = found.length + missing_ids.length;
         requested += total;
         authorized += ok.length;
-        selectors.push({ ...s, total_requested: total, total_authorized: ok.length, authorized: total > 0 && ok.length === total, authorized_property_ids: ok, unauthorized: failed });
+        selectors.push({
+          ...s,
+          total_requested: total,
+          total_authorized: ok.length,
+          authorized: total > 0 && ok.length === total,
+          authorized_property_ids: ok,
+          unauthorized: failed,
+        });
       }
       return {
         agent_url: agentUrl,
@@ -167,6 +256,8 @@ export function lookupEndpoints(c: DiscoveryContext) {
   const expand = defineEndpoint({
     method: 'POST',
     path: '/api/registry/expand/product-identifiers',
+    tool: 'expand_product_identifiers',
+    success: { schema: expandOut },
     summary: 'Expand publisher_properties selectors into the identifiers the agent is authorized for',
     tags: ['Lookups'],
     body: productBody,
@@ -181,13 +272,19 @@ export function lookupEndpoints(c: DiscoveryContext) {
       }
       const unique = [...new Map(properties.map((p) => [p.property_rid, p])).values()];
       const granted = unique.length
-        ? new Set((await c.db.query<{ id: string }>(sql`
+        ? new Set(
+            (
+              await c.db.query<{ id: string }>(sql`
             SELECT z.property_id::text AS id FROM registry_authorizations z JOIN registry_agents a ON a.id = z.agent_id
             WHERE a.url = ${agentUrl}::text AND z.property_id = ANY(${unique.map((p) => p.property_rid)}::uuid[])
-              AND (z.effective_from IS NULL OR z.effective_from <= ${now}::timestamptz) AND (z.effective_until IS NULL OR z.effective_until > ${now}::timestamptz)`)).map((r) => r.id))
+              AND (z.effective_from IS NULL OR z.effective_from <= ${now}::timestamptz) AND (z.effective_until IS NULL OR z.effective_until > ${now}::timestamptz)`)
+            ).map((r) => r.id),
+          )
         : new Set<string>();
       const kept = unique.filter((p) => granted.has(p.property_rid));
-      const identifiers = kept.flatMap((p) => p.identifiers.map((i) => ({ type: i.type, value: i.value, property_id: p.property_id ?? p.property_rid, publisher_domain: p.publisher_domain })));
+      const identifiers = kept.flatMap((p) =>
+        p.identifiers.map((i) => ({ type: i.type, value: i.value, property_id: p.property_id ?? p.property_rid, publisher_domain: p.publisher_domain })),
+      );
       return {
         agent_url: agentUrl,
         properties: kept.map((p) => ({ ...propertyView(p), publisher_domain: p.publisher_domain, identifiers: p.identifiers })),

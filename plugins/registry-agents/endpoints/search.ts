@@ -3,6 +3,7 @@ import { defineEndpoint, qBool, qCsv, qInt } from '../../../core/endpoint.ts';
 import { ProtocolError } from '../../../core/errors.ts';
 import { SEARCH_DIMENSIONS } from '../../../core/ports/search.ts';
 import { viewerOf, type DiscoveryContext } from '../context.ts';
+import { searchOut } from '../responses.ts';
 
 const searchQuery = v.object({
   channels: qCsv(100, 100),
@@ -22,6 +23,8 @@ export function searchEndpoints(c: DiscoveryContext) {
     defineEndpoint({
       method: 'GET',
       path: '/api/registry/agents/search',
+      tool: 'search_agents',
+      success: { schema: searchOut },
       summary: 'Agent inventory-profile search',
       description:
         'CSV filters (at most 100 values each) are ORed within a dimension and ANDed across dimensions. Ranked by relevance_score = matched/active dimensions + 0.1*ln(property_count+1) + 0.05*has_tmp, then agent_url; the opaque cursor pages exactly that order.',
@@ -30,7 +33,7 @@ export function searchEndpoints(c: DiscoveryContext) {
       query: searchQuery,
       errors: [400, 401, 503],
       async handler({ query, principal }) {
-        const search = c.search();
+        const search = c.search;
         if (!search) throw new ProtocolError('SERVICE_UNAVAILABLE', 'No search adapter is configured');
         const filters: Record<string, string[]> = {};
         for (const d of SEARCH_DIMENSIONS) if (query[d]?.length) filters[d] = query[d]!;

@@ -2,9 +2,10 @@ import * as v from 'valibot';
 import { defineEndpoint, Reply } from '../../../core/endpoint.ts';
 import { invalid, notFound } from '../../../core/errors.ts';
 import { sql } from '../../../core/sql.ts';
-import { adagentsWarnings } from '../schema-validation.ts';
+import { adagentsWarnings } from '../../../lib/registry-documents/schema-validation.ts';
 import { domainOrThrow, normalizeAgentUrl } from '../urls.ts';
 import type { DiscoveryContext } from '../context.ts';
+import { adagentsCreateOut, adagentsValidateOut, manifestRefsOut, propertiesValidateOut, siteSearchOut } from '../responses.ts';
 
 const timestamp = () => new Date().toISOString();
 
@@ -32,7 +33,7 @@ export function toolEndpoints(c: DiscoveryContext) {
   const storedDoc = async (domain: string) => {
     const [row] = await c.db.query<{ adagents: unknown; has_adagents: boolean; last_validated: Date | null }>(sql`
       SELECT adagents, has_adagents, last_validated FROM registry_publishers WHERE domain = ${domain}::text`);
-    return row && row.has_adagents ? row : null;
+    return row?.has_adagents ? row : null;
   };
   const verdict = (doc: unknown) => {
     const errors = c.schemas.adagents(doc);
@@ -49,6 +50,8 @@ export function toolEndpoints(c: DiscoveryContext) {
   const validate = defineEndpoint({
     method: 'POST',
     path: '/api/adagents/validate',
+    tool: 'validate_adagents',
+    success: { schema: adagentsValidateOut },
     summary: 'Validate an adagents.json document, or the one stored for a domain, against the JSON schema',
     tags: ['Validation tools'],
     body: v.pipe(
@@ -60,7 +63,7 @@ export function toolEndpoints(c: DiscoveryContext) {
       if (body.document !== undefined) return { success: true, data: verdict(body.document), timestamp: timestamp() };
       const domain = domainOrThrow(body.domain!);
       const row = await storedDoc(domain);
-      if (!row) return new Reply(404, { success: false, error: `no adagents.json is stored for ${domain}`, timestamp: timestamp() });
+      if (!row) return new Reply(404, { success: false, error: 'not_found', message: `no adagents.json is stored for ${domain}`, timestamp: timestamp() });
       return { success: true, data: { domain, ...verdict(row.adagents) }, timestamp: timestamp() };
     },
   });
@@ -68,6 +71,8 @@ export function toolEndpoints(c: DiscoveryContext) {
   const create = defineEndpoint({
     method: 'POST',
     path: '/api/adagents/create',
+    tool: 'create_adagents',
+    success: { schema: adagentsCreateOut },
     summary: 'Generate a schema-valid adagents.json document',
     tags: ['Validation tools'],
     body: createBody,
@@ -88,7 +93,14 @@ export function toolEndpoints(c: DiscoveryContext) {
         last_updated: new Date().toISOString(),
       };
       const errors = c.schemas.adagents(document);
-      if (errors.length) return new Reply(400, { success: false, error: 'the generated document does not validate', errors, timestamp: timestamp() });
+      if (errors.length)
+        return new Reply(400, {
+          success: false,
+          error: 'invalid_document',
+          message: 'the generated document does not validate',
+          errors,
+          timestamp: timestamp(),
+        });
       return { success: true, data: { document, json: JSON.stringify(document, null, 2), warnings: adagentsWarnings(document) }, timestamp: timestamp() };
     },
   });
@@ -96,6 +108,8 @@ export function toolEndpoints(c: DiscoveryContext) {
   const propertiesValidate = defineEndpoint({
     method: 'GET',
     path: '/api/properties/validate',
+    tool: 'validate_property',
+    success: { schema: propertiesValidateOut },
     summary: 'Validation of the stored adagents.json of a domain',
     tags: ['Validation tools'],
     query: v.object({ domain: v.pipe(v.string('is required'), v.maxLength(300)) }),
@@ -111,11 +125,22 @@ export function toolEndpoints(c: DiscoveryContext) {
   const search = defineEndpoint({
     method: 'GET',
     path: '/api/search',
-    summary: 'Search brands, publishers and properties',
+    tool: 'search_registry',
+    success: { schema: siteSearchOut },
+    summary: 'Search brands, publishers, properties and catalog agents',
     tags: ['Search'],
     query: v.object({
       q: v.pipe(v.string('is required'), v.trim(), v.minLength(2, 'must be at least 2 characters'), v.maxLength(100, 'must be at most 100 characters')),
-      limit: v.optional(v.pipe(v.string(), v.regex(/^\d{1,3}$/, 'must be an integer from 1 to 50'), v.transform(Number), v.minValue(1, 'must be an integer from 1 to 50'), v.maxValue(50, 'must be an integer from 1 to 50')), '10'),
+      limit: v.optional(
+        v.pipe(
+          v.string(),
+          v.regex(/^\d{1,3}$/, 'must be an integer from 1 to 50'),
+          v.transform(Number),
+          v.minValue(1, 'must be an integer from 1 to 50'),
+          v.maxValue(50, 'must be an integer from 1 to 50'),
+        ),
+        '10',
+      ),
     }),
     errors: [400],
     async handler({ query }) {
@@ -124,8 +149,8 @@ export function toolEndpoints(c: DiscoveryContext) {
       // strpos: a plain substring, so % and _ in q are literal characters.
       // Brands: the brands plugin's entries (community and crawled brand.json) when deployed,
       // else the operators this plugin crawled.
-      const brands = c.brands()
-        ? await c.brands()!.search(term, limit)
+      const brands = c.brands
+        ? await c.brands.search(term, limit)
         : await c.db.query(sql`
             SELECT domain, house_name AS name, 'brand_json' AS source FROM registry_operators
             WHERE brand_json_valid AND (strpos(domain, ${term}::text) > 0 OR EXISTS (SELECT 1 FROM unnest(brand_names) n WHERE strpos(lower(n), ${term}::text) > 0))
@@ -139,18 +164,28 @@ export function toolEndpoints(c: DiscoveryContext) {
           OR EXISTS (SELECT 1 FROM registry_property_identifiers i WHERE i.property_id = p.id AND strpos(i.value, ${term}::text) > 0))
         ORDER BY p.name, pub.domain LIMIT ${limit}::int`);
       // Hosted properties (community-maintained) are kept by the properties plugin.
-      const hosted = (await c.hostedProperties()?.search(term, limit)) ?? [];
+      const hosted = (await c.hostedProperties?.search(term, limit)) ?? [];
       const merged = [...properties.map((p: any) => ({ ...p, source: 'adagents_json' })), ...hosted.filter((h) => h.source === 'hosted')].slice(0, limit);
-      return { query: query.q, brands, publishers, properties: merged };
+      // Public catalog agents by name or URL.
+      const agents = await c.db.query<{ url: string; name: string | null; type: string | null }>(sql`
+        SELECT a.url, a.name, a.type FROM registry_agents a
+        WHERE a.owner_org_id IS NOT NULL AND a.visibility = 'public' AND (strpos(lower(coalesce(a.name, '')), ${term}::text) > 0 OR strpos(a.url, ${term}::text) > 0)
+        ORDER BY a.name, a.url LIMIT ${limit}::int`);
+      return { query: query.q, brands, publishers, properties: merged, agents };
     },
   });
 
   const manifestRefs = defineEndpoint({
     method: 'GET',
     path: '/api/manifest-refs/lookup',
+    tool: 'lookup_manifest_refs',
+    success: { schema: manifestRefsOut },
     summary: 'Best manifest reference (brand.json URL or brand agent) for a domain',
     tags: ['Search'],
-    query: v.object({ domain: v.pipe(v.string('is required'), v.maxLength(300)), type: v.optional(v.picklist(['brand.json', 'agent'], 'must be brand.json or agent')) }),
+    query: v.object({
+      domain: v.pipe(v.string('is required'), v.maxLength(300)),
+      type: v.optional(v.picklist(['brand.json', 'agent'], 'must be brand.json or agent')),
+    }),
     errors: [400],
     async handler({ query }) {
       const domain = domainOrThrow(query.domain);
@@ -159,10 +194,24 @@ export function toolEndpoints(c: DiscoveryContext) {
       const [agent] = await c.db.query<{ agent_url: string }>(sql`
         SELECT agent_url FROM registry_operator_agents WHERE operator_domain = ${domain}::text AND agent_type = 'brand' ORDER BY agent_url LIMIT 1`);
       if (op?.has_doc && query.type !== 'agent') {
-        return { success: true, found: true, reference: { reference_type: 'url', manifest_url: `https://${domain}/.well-known/brand.json`, agent_url: null, agent_id: null, verification_status: op.brand_json_valid ? 'valid' : 'invalid' } };
+        return {
+          success: true,
+          found: true,
+          reference: {
+            reference_type: 'url',
+            manifest_url: `https://${domain}/.well-known/brand.json`,
+            agent_url: null,
+            agent_id: null,
+            verification_status: op.brand_json_valid ? 'valid' : 'invalid',
+          },
+        };
       }
       if (agent && op?.brand_json_valid) {
-        return { success: true, found: true, reference: { reference_type: 'agent', manifest_url: null, agent_url: agent.agent_url, agent_id: null, verification_status: 'valid' } };
+        return {
+          success: true,
+          found: true,
+          reference: { reference_type: 'agent', manifest_url: null, agent_url: agent.agent_url, agent_id: null, verification_status: 'valid' },
+        };
       }
       return { success: false, found: false };
     },

@@ -3,22 +3,11 @@ import type { Queryable } from '../../../core/ports/database.ts';
 import type { Visibility } from '../../../core/ports/search.ts';
 import { defaultIds } from '../../../core/ports/ids.ts';
 import { ProtocolError, forbidden } from '../../../core/errors.ts';
+import type { AgentCapabilities } from '../../../core/ports/discovery.ts';
 import { profileDocuments, refreshProfiles, type DeclaredInventory, type ProfileChanges } from './profiles.ts';
 
 export const AGENT_TYPES = ['brand', 'rights', 'measurement', 'governance', 'creative', 'sales', 'buying', 'signals'] as const;
 export type AgentType = (typeof AGENT_TYPES)[number];
-
-export interface MetricEntry {
-  metric_id: string;
-  accreditations?: Array<{ accrediting_body: string; [k: string]: unknown }>;
-  [k: string]: unknown;
-}
-
-export interface AgentCapabilities {
-  creative_capabilities?: unknown;
-  signals_capabilities?: unknown;
-  metrics?: MetricEntry[];
-}
 
 export interface EnrollInput {
   /** Already normalized (normalizeAgentUrl). */
@@ -81,16 +70,27 @@ export async function enrollAgent(tx: Queryable, owner: { orgId: string; orgName
  * Remove an agent from the catalog. Rows still referenced by some publisher's adagents.json stay
  * as discovered agents (the authorization facts are the publisher's, not the owner's).
  */
-export async function removeAgent(tx: Queryable, owner: { orgId: string; admin: boolean }, url: string, now: Date): Promise<{ agent_id: string; profiles: ProfileChanges; deleted: boolean } | null> {
-  const [row] = await tx.query<{ id: string; owner_org_id: string | null }>(sql`
-    SELECT id::text, owner_org_id::text FROM registry_agents WHERE url = ${url}::text FOR UPDATE`);
-  if (!row || !row.owner_org_id) return null;
+export async function removeAgent(
+  tx: Queryable,
+  owner: { orgId: string; admin: boolean },
+  url: string,
+  now: Date,
+): Promise<{ agent_id: string; profiles: ProfileChanges; deleted: boolean; visibility: Visibility; owner_org_id: string } | null> {
+  const [row] = await tx.query<{ id: string; owner_org_id: string | null; visibility: Visibility }>(sql`
+    SELECT id::text, owner_org_id::text, visibility FROM registry_agents WHERE url = ${url}::text FOR UPDATE`);
+  if (!row?.owner_org_id) return null;
   if (row.owner_org_id !== owner.orgId && !owner.admin) throw forbidden('only the organization that enrolled this agent can remove it');
   const [refs] = await tx.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM registry_publisher_agents WHERE agent_id = ${row.id}::uuid`);
   if (refs!.n === 0) {
     const [p] = await tx.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM registry_agent_profiles WHERE agent_id = ${row.id}::uuid`);
     await tx.query(sql`DELETE FROM registry_agents WHERE id = ${row.id}::uuid`);
-    return { agent_id: row.id, deleted: true, profiles: { changed: [], removed: p!.n ? [{ agent_id: row.id, agent_url: url }] : [] } };
+    return {
+      agent_id: row.id,
+      deleted: true,
+      visibility: row.visibility,
+      owner_org_id: row.owner_org_id,
+      profiles: { changed: [], removed: p!.n ? [{ agent_id: row.id, agent_url: url }] : [] },
+    };
   }
   await tx.query(sql`
     UPDATE registry_agents SET owner_org_id = NULL, owner_org_name = NULL, name = NULL, type = NULL, protocol = NULL, description = NULL,
@@ -98,7 +98,7 @@ export async function removeAgent(tx: Queryable, owner: { orgId: string; admin: 
     WHERE id = ${row.id}::uuid`);
   await tx.query(sql`DELETE FROM registry_agent_capabilities WHERE agent_id = ${row.id}::uuid`);
   const profiles = await refreshProfiles(tx, [row.id], now);
-  return { agent_id: row.id, deleted: false, profiles };
+  return { agent_id: row.id, deleted: false, visibility: row.visibility, owner_org_id: row.owner_org_id, profiles };
 }
 
 async function writeCapabilities(tx: Queryable, agentId: string, caps: AgentCapabilities, now: Date): Promise<void> {

@@ -43,7 +43,15 @@ export async function refreshProfiles(tx: Queryable, agentIds: readonly string[]
   if (ids.length === 0) return out;
   const agents = await tx.query<AgentRow>(sql`
     SELECT id::text, url, visibility, owner_org_id::text, declared_inventory FROM registry_agents WHERE id = ANY(${ids}::uuid[])`);
-  const derived = await tx.query<{ agent_id: string; publisher_id: string; property_id: string; property_type: string; channels: string[]; tags: string[]; countries: string[] }>(sql`
+  const derived = await tx.query<{
+    agent_id: string;
+    publisher_id: string;
+    property_id: string;
+    property_type: string;
+    channels: string[];
+    tags: string[];
+    countries: string[];
+  }>(sql`
     SELECT z.agent_id::text, z.publisher_id::text, p.id::text AS property_id, p.property_type, p.channels, p.tags, z.countries
     FROM registry_authorizations z JOIN registry_properties p ON p.id = z.property_id AND p.status = 'active'
     WHERE z.agent_id = ANY(${ids}::uuid[])`);
@@ -159,7 +167,10 @@ export async function reindexSearch(db: DatabasePort, search: SearchPort, batch 
     const ids = await db.query<{ id: string }>(sql`
       SELECT agent_id::text AS id FROM registry_agent_profiles WHERE agent_id > ${after}::uuid ORDER BY agent_id LIMIT ${batch}::int`);
     if (ids.length === 0) return total;
-    const docs = await profileDocuments(db, ids.map((r) => r.id));
+    const docs = await profileDocuments(
+      db,
+      ids.map((r) => r.id),
+    );
     await search.upsert(docs.map(({ agent_id: _id, ...doc }) => doc));
     total += docs.length;
     after = ids[ids.length - 1]!.id;

@@ -1,0 +1,88 @@
+import { definePreset } from '../core/config.ts';
+import { storage } from './storage.ts';
+import { search } from './search.ts';
+import { SANDBOX_BRANDS, TENANTS } from './test-agent.ts';
+import auth from '../plugins/auth/index.ts';
+import registryBrands from '../plugins/registry-brands/index.ts';
+import registryProperties from '../plugins/registry-properties/index.ts';
+import registryAgents from '../plugins/registry-agents/index.ts';
+import rateLimit from '../plugins/rate-limit/index.ts';
+import registryFeed from '../plugins/registry-feed/index.ts';
+import registryCrawl from '../plugins/registry-crawl/index.ts';
+import registryProbes from '../plugins/registry-probes/index.ts';
+import registryOwnership from '../plugins/registry-ownership/index.ts';
+import tasks from '../plugins/tasks/index.ts';
+import idempotency from '../plugins/idempotency/index.ts';
+import testController from '../plugins/test-controller/index.ts';
+import signals from '../plugins/signals/index.ts';
+import inventoryDb from '../plugins/inventory-db/index.ts';
+import adServerSimulated from '../plugins/ad-server-simulated/index.ts';
+import sales from '../plugins/sales/index.ts';
+import governance from '../plugins/governance/index.ts';
+import creative from '../plugins/creative/index.ts';
+import brandAgent from '../plugins/brand-agent/index.ts';
+import testAgent from '../plugins/test-agent/index.ts';
+import signerEd25519 from '../plugins/signer-ed25519/index.ts';
+import signerHmacLegacy from '../plugins/signer-hmac-legacy/index.ts';
+import crawlerHttp from '../plugins/crawler-http/index.ts';
+import webhooks from '../plugins/webhooks/index.ts';
+import oauth from '../plugins/oauth/index.ts';
+import mcpEndpoints from '../hosts/mcp-endpoints/index.ts';
+import web from '../hosts/web/index.ts';
+import restHost from '../hosts/rest/index.ts';
+import restTasks from '../hosts/rest/tasks.ts';
+import mcpHost from '../hosts/mcp/index.ts';
+import a2aHost from '../hosts/a2a/index.ts';
+
+/**
+ * Everything in one process on one database, for a single-box trial: the registry API at `/api`
+ * and every agent path-routed like the test agent (`/sales`, `/signals`, `/governance`,
+ * `/creative`, `/creative-builder`, `/brand`, each with `/mcp`, `/a2a` and `/tasks/{name}`;
+ * tenants and tools at `/.well-known/adagents.json`). The agents use the registry in the same
+ * process (brand resolution for builds and the brand agent), sales consult the governance
+ * agent when a buy names a plan, and buys are sandbox buys on the simulated ad server
+ * (`SALES_SANDBOX=false` to change that), so `comply_test_controller` can move them along.
+ * Callers use organization API keys (`bun run admin create-org` / `create-key`).
+ */
+export default definePreset({
+  name: 'all',
+  plugins: [
+    storage,
+    auth(),
+    // OAuth 2.1 user sign-in; tokens work on /api and the registry's /mcp.
+    oauth(),
+    search,
+    // The registry.
+    registryBrands(),
+    registryProperties(),
+    registryAgents(),
+    crawlerHttp(),
+    rateLimit(),
+    registryFeed(),
+    registryCrawl(),
+    registryProbes(),
+    registryOwnership(),
+    // The agents.
+    tasks(),
+    idempotency(),
+    testController({ enabled: true }),
+    signals(),
+    inventoryDb(),
+    adServerSimulated(),
+    governance(),
+    sales({ sandbox: true, minAudienceSize: 10 }),
+    creative(),
+    brandAgent({ brands: SANDBOX_BRANDS }),
+    testAgent({ tenants: TENANTS }),
+    signerEd25519(),
+    signerHmacLegacy(),
+    webhooks(),
+    restHost({ title: 'Registry and agents' }),
+    // The registry's endpoints as MCP tools at /mcp, and its web page at /.
+    mcpEndpoints(),
+    web(),
+    restTasks({ mounts: TENANTS.map((t) => ({ prefix: `/${t.id}`, protocols: t.protocols })) }),
+    mcpHost({ mounts: TENANTS.map((t) => ({ path: `/${t.id}/mcp`, protocols: t.protocols })) }),
+    a2aHost({ mounts: TENANTS.map((t) => ({ prefix: `/${t.id}`, protocols: t.protocols, name: t.name })) }),
+  ],
+});

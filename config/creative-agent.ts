@@ -1,0 +1,43 @@
+import { definePreset } from '../core/config.ts';
+import { storage } from './storage.ts';
+import auth from '../plugins/auth/index.ts';
+import tasks from '../plugins/tasks/index.ts';
+import idempotency from '../plugins/idempotency/index.ts';
+import creative from '../plugins/creative/index.ts';
+import restHost from '../hosts/rest/index.ts';
+import restTasks from '../hosts/rest/tasks.ts';
+import mcpHost from '../hosts/mcp/index.ts';
+import a2aHost from '../hosts/a2a/index.ts';
+import signerEd25519 from '../plugins/signer-ed25519/index.ts';
+import signerHmacLegacy from '../plugins/signer-hmac-legacy/index.ts';
+import crawlerHttp from '../plugins/crawler-http/index.ts';
+import webhooks from '../plugins/webhooks/index.ts';
+
+/**
+ * A vendor hosting only the creative agent: MCP at /mcp, A2A at /a2a (card at
+ * /.well-known/agent-card.json), REST at /tasks/{name}; previews at /previews/{id} and generated
+ * files at /creative-assets/{id}. Callers use organization API keys (format listing is public).
+ * Set PUBLIC_URL: format ids, preview URLs and generated files carry it. BRAND_REGISTRY_URL
+ * points `brand: {domain}` resolution at a registry.
+ */
+export default definePreset({
+  name: 'creative-agent',
+  plugins: [
+    storage,
+    auth(),
+    tasks(),
+    idempotency(),
+    creative(),
+    // Push notifications for asynchronous builds: RFC 9421 signed (Ed25519 key generated on first
+    // start, JWKS at /.well-known/jwks.json), legacy HMAC/Bearer when a registration asks for it;
+    // delivered from the database outbox through the SSRF-guarded crawler (which also fetches brands).
+    signerEd25519(),
+    signerHmacLegacy(),
+    crawlerHttp(),
+    webhooks(),
+    restHost({ title: 'Creative Agent' }),
+    restTasks(),
+    mcpHost(),
+    a2aHost(),
+  ],
+});

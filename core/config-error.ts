@@ -1,0 +1,4 @@
+/** Raised for any invalid preset option or environment variable; the message names the path. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}

@@ -1,0 +1,60 @@
+import type * as v from 'valibot';
+import { token } from '../token.ts';
+import type { Principal } from './auth.ts';
+
+/** Error vocabulary of a controller answer (comply-test-controller-response.json ControllerError). */
+export type ScenarioErrorCode = 'INVALID_TRANSITION' | 'INVALID_STATE' | 'NOT_FOUND' | 'INVALID_PARAMS' | 'FORBIDDEN';
+
+/** A scenario that cannot run: answered in band (`success: false`), nothing written. */
+export class ScenarioError extends Error {
+  override name = 'ScenarioError';
+  constructor(
+    readonly code: ScenarioErrorCode,
+    message: string,
+    /** The entity's state, or null when it does not exist. */
+    readonly currentState?: string | null,
+  ) {
+    super(message);
+  }
+}
+
+/** What a scenario did: a forced transition, injected figures, or a seeded fixture. */
+export type ScenarioResult =
+  | { kind: 'transition'; previous_state: string; current_state: string; message?: string }
+  | { kind: 'simulation'; simulated: Record<string, unknown>; cumulative?: Record<string, unknown>; message?: string }
+  | { kind: 'seed'; message?: string };
+
+export interface ScenarioContext<P> {
+  params: P;
+  principal: Principal;
+}
+
+/**
+ * One deterministic test control (`force_media_buy_status`, `seed_plan`...), contributed by the
+ * plugin that owns the entity it moves. `protocol` is the group it belongs to: a path-routed
+ * mount offers only its groups' scenarios. `params` validates the request's `params` (bad params
+ * are INVALID_REQUEST naming the field).
+ */
+export interface TestScenario<P = any> {
+  name: string;
+  protocol: string;
+  description: string;
+  params: v.GenericSchema<unknown, P>;
+  run(ctx: ScenarioContext<P>): Promise<ScenarioResult>;
+}
+
+/**
+ * The test controller of a sandbox deployment (plugins/test-controller): features register their
+ * scenarios in `init` when the port is bound; deployments without the controller have none.
+ * Scenarios must refuse entities of non-sandbox accounts (FORBIDDEN).
+ */
+export interface TestControllerPort {
+  register(...scenarios: TestScenario[]): void;
+}
+
+/** A scenario typed from its params schema. */
+export function defineScenario<P>(scenario: TestScenario<P>): TestScenario<P> {
+  return scenario;
+}
+
+export const TestController = token<TestControllerPort>('core.test-controller');

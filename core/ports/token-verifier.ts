@@ -1,0 +1,35 @@
+import { token } from '../token.ts';
+
+/** Who a verified access token names; standing (organization, tier) is the Auth port's business. */
+export interface VerifiedIdentity {
+  /** `iss` of the token. */
+  issuer: string;
+  /** `sub` of the token. */
+  subject: string;
+  /** Issued by this deployment's own authorization server: `subject` is a user id of the Auth port's users. */
+  builtIn: boolean;
+  name?: string;
+  email?: string;
+}
+
+/**
+ * OAuth 2.1 resource server side: verifies bearer access tokens (JWTs) against the issuer's keys,
+ * audience, lifetime and revocation. `handles` says cheaply whether a credential is this verifier's
+ * kind (a JWT), so API keys never reach it. `verify` answers null for anything invalid and never
+ * throws for bad input.
+ */
+export interface TokenVerifierPort {
+  handles(bearer: string): boolean;
+  verify(bearer: string): Promise<VerifiedIdentity | null>;
+  /** RFC 9728 metadata URL of a protected resource (`/api`, `/mcp`) on `base`, for 401 challenges. */
+  resourceMetadataUrl(base: string, resourcePath: string): string;
+  /** The OpenAPI security scheme object describing how clients obtain tokens (oauth2 or openIdConnect). */
+  securityScheme(base: string): Record<string, unknown>;
+}
+
+export const TokenVerifier = token<TokenVerifierPort>('core.token-verifier');
+
+/** A compact JWS: three base64url segments. */
+export function looksLikeJwt(bearer: string): boolean {
+  return /^[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]+$/.test(bearer);
+}

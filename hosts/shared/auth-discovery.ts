@@ -1,0 +1,56 @@
+import type { HttpRoute } from '../../core/http.ts';
+import type { Admission, TaskGatewayPort } from '../../core/ports/task-gateway.ts';
+import type { SignedRequest } from '../../core/ports/request-verifier.ts';
+import { trustedBaseUrl, untrustedHostResponse } from '../../lib/urls.ts';
+
+/** What the server block of the config says about where this deployment is reached. */
+type Server = { publicUrl?: string; host: string };
+
+/** RFC 9728: metadata of the resource at `/<path>` lives at `/.well-known/oauth-protected-resource/<path>`. */
+export const PROTECTED_RESOURCE_PREFIX = '/.well-known/oauth-protected-resource';
+
+type Refusal = Extract<Admission, { ok: false }>;
+
+/**
+ * The mount's public URL and where its protected-resource metadata is served, from configuration or a
+ * trusted (loopback or configured) Host; an untrusted Host gets root-relative URLs, never its own echo.
+ */
+export function mountUrls(server: Server, request: Request, mountPath: string): { resource: string; metadata: string } {
+  const base = trustedBaseUrl(server, request) ?? '';
+  return { resource: base + mountPath, metadata: base + PROTECTED_RESOURCE_PREFIX + mountPath };
+}
+
+/**
+ * The `WWW-Authenticate` challenge of a refusal: Bearer pointing at the metadata (MCP authorization
+ * spec, RFC 9728 section 5.1; `invalid_token` when a credential was sent), or Signature with the
+ * request-signing error code.
+ */
+export function challenge(refusal: Refusal, metadataUrl: string): string {
+  if (refusal.scheme === 'Signature') return `Signature error="${refusal.signatureError}"`;
+  return `Bearer resource_metadata="${metadataUrl}"${refusal.credentialSent ? ', error="invalid_token"' : ''}`;
+}
+
+/** `GET /.well-known/oauth-protected-resource<mountPath>`: the mount's RFC 9728 metadata. */
+export function protectedResourceRoute(gateway: TaskGatewayPort, server: Server, mountPath: string): HttpRoute {
+  return {
+    method: 'GET',
+    path: PROTECTED_RESOURCE_PREFIX + mountPath,
+    handle(request) {
+      // A cacheable document with absolute URLs: served only for a configured or loopback Host.
+      if (trustedBaseUrl(server, request) === null) return untrustedHostResponse();
+      return Response.json(gateway.protectedResource(mountUrls(server, request, mountPath).resource), {
+        headers: { 'cache-control': 'public, max-age=3600' },
+      });
+    },
+  };
+}
+
+/** The request as its signer addressed it: the configured public URL replaces the listener's origin. */
+export function signedRequest(publicUrl: string | undefined, request: Request, body: Uint8Array): SignedRequest {
+  let url = request.url;
+  if (publicUrl) {
+    const u = new URL(request.url);
+    url = publicUrl.replace(/\/+$/, '') + u.pathname + u.search;
+  }
+  return { method: request.method, url, headers: request.headers, body };
+}

@@ -1,0 +1,34 @@
+import type { BrandIdentity } from '../core/ports/brand-lookup.ts';
+
+const HEX = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
+
+/** `#abc` -> `#AABBCC`; anything else -> undefined. */
+export function normalizeHexColor(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !HEX.test(value)) return undefined;
+  const hex = value.length === 4 ? value.slice(1).replace(/./g, (c) => c + c) : value.slice(1);
+  return `#${hex.toUpperCase()}`;
+}
+
+/**
+ * A brand identity from a `brand_manifest` as the registry stores it (`colors: [{hex, type}]`,
+ * `logos: [{url}]`) or as agent-protocol shows it (`colors: {primary, secondary}`, `logo_url`).
+ * Unknown or malformed members are dropped.
+ */
+export function identityFromManifest(domain: string, name: string, manifest: unknown): BrandIdentity {
+  const m = (manifest && typeof manifest === 'object' ? manifest : {}) as Record<string, any>;
+  const colors: BrandIdentity['colors'] = {};
+  if (Array.isArray(m.colors)) {
+    const hexes = m.colors.map((c: any) => ({ hex: normalizeHexColor(c?.hex), type: typeof c?.type === 'string' ? c.type.toLowerCase() : '' }));
+    const pick = (type: string) => hexes.find((c: any) => c.hex && c.type === type)?.hex;
+    const untyped = hexes.filter((c: any) => c.hex && !['primary', 'secondary', 'accent'].includes(c.type)).map((c: any) => c.hex);
+    colors.primary = pick('primary') ?? untyped.shift();
+    colors.secondary = pick('secondary') ?? untyped.shift();
+    colors.accent = pick('accent') ?? untyped.shift();
+  } else if (m.colors && typeof m.colors === 'object') {
+    for (const key of ['primary', 'secondary', 'accent'] as const) colors[key] = normalizeHexColor(m.colors[key]);
+  }
+  for (const key of Object.keys(colors) as (keyof typeof colors)[]) if (!colors[key]) delete colors[key];
+  const logos: unknown[] = Array.isArray(m.logos) ? m.logos.map((l: any) => l?.url) : [m.logo_url, m.logo?.url];
+  const logo = logos.find((u): u is string => typeof u === 'string' && /^https?:\/\//i.test(u) && u.length <= 2048);
+  return { domain, name, colors, ...(logo ? { logo_url: logo } : {}) };
+}

@@ -1,0 +1,135 @@
+import type { DatabasePort } from '../../core/ports/database.ts';
+import type { Logger } from '../../core/log.ts';
+import type { FormatDefinition } from '../../core/ports/creative-generator.ts';
+import { CATALOG_CHANGES, loadCatalog, toWire } from './formats.ts';
+
+interface Entry {
+  id: string;
+  position: number;
+  type: string;
+  lowerName: string;
+  assetTypes: readonly string[];
+  width: number | null;
+  height: number | null;
+  responsive: boolean | null;
+  wire: FormatDefinition;
+}
+
+export interface FormatFilters {
+  ids?: readonly string[];
+  type?: string;
+  assetTypes?: readonly string[];
+  maxWidth?: number;
+  maxHeight?: number;
+  minWidth?: number;
+  minHeight?: number;
+  responsive?: boolean;
+  nameSearch?: string;
+  /** Keyset: formats after this (position, id). */
+  after?: { position: number; id: string };
+  limit: number;
+}
+
+const before = (a: { position: number; id: string }, b: { position: number; id: string }) =>
+  a.position < b.position || (a.position === b.position && a.id < b.id);
+
+/**
+ * The catalog as answered, held by each instance and read again after any change: writers
+ * NOTIFY in their transaction (upsertFormats), so every instance drops it on commit; a lost
+ * notification is bounded by `ttlMs`. Listing and lookups are then memory work only.
+ * Definitions are shared by every answer: read-only by convention.
+ */
+export class FormatCatalog {
+  private snapshot: Promise<{ entries: Entry[]; byId: Map<string, Entry> }> | null = null;
+  private generation = 0;
+  private loadedAt = 0;
+
+  constructor(
+    private readonly db: DatabasePort,
+    private readonly agentUrl: string,
+    private readonly ttlMs = 300_000,
+  ) {}
+
+  invalidate(): void {
+    this.generation++;
+    this.snapshot = null;
+  }
+
+  /** Follow change notifications from every instance; returns the unsubscribe function. */
+  follow(logger: Logger): Promise<() => Promise<void>> {
+    return this.db.listen(
+      CATALOG_CHANGES,
+      () => this.invalidate(),
+      () => {
+        logger.warn('catalog change listener reconnected; catalog reloaded');
+        this.invalidate();
+      },
+    );
+  }
+
+  private current() {
+    if (this.snapshot && performance.now() - this.loadedAt > this.ttlMs) this.invalidate();
+    if (this.snapshot) return this.snapshot;
+    const generation = this.generation;
+    const loading = loadCatalog(this.db).then((rows) => {
+      const entries = rows
+        .map((r) => ({
+          id: r.id,
+          position: r.position,
+          type: r.type,
+          lowerName: r.name.toLowerCase(),
+          assetTypes: r.asset_types,
+          width: r.width,
+          height: r.height,
+          responsive: r.responsive,
+          wire: toWire(r.definition, this.agentUrl),
+        }))
+        .sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+      return { entries, byId: new Map(entries.map((e) => [e.id, e])) };
+    });
+    // A load that overlaps an invalidation answers its caller but is not kept.
+    if (generation === this.generation) {
+      this.snapshot = loading;
+      this.loadedAt = performance.now();
+      loading.catch(() => {
+        if (this.snapshot === loading) this.snapshot = null;
+      });
+    }
+    return loading;
+  }
+
+  /** One page of the filtered catalog in listing order (position, id). */
+  async page(f: FormatFilters): Promise<{ position: number; id: string; wire: FormatDefinition }[]> {
+    const { entries } = await this.current();
+    const ids = f.ids ? new Set(f.ids) : undefined;
+    const term = f.nameSearch?.toLowerCase();
+    const out: Entry[] = [];
+    for (const e of entries) {
+      if (f.after && !before(f.after, e)) continue;
+      if (ids && !ids.has(e.id)) continue;
+      if (f.type && e.type !== f.type) continue;
+      if (f.assetTypes && !f.assetTypes.some((t) => e.assetTypes.includes(t))) continue;
+      // Dimension filters match fixed-size formats only ("omit for responsive/fluid formats").
+      if (f.maxWidth !== undefined && !(e.width !== null && e.width <= f.maxWidth)) continue;
+      if (f.maxHeight !== undefined && !(e.height !== null && e.height <= f.maxHeight)) continue;
+      if (f.minWidth !== undefined && !(e.width !== null && e.width >= f.minWidth)) continue;
+      if (f.minHeight !== undefined && !(e.height !== null && e.height >= f.minHeight)) continue;
+      if (f.responsive !== undefined && e.responsive !== f.responsive) continue;
+      if (term && !e.lowerName.includes(term)) continue;
+      out.push(e);
+      if (out.length >= f.limit) break;
+    }
+    return out;
+  }
+
+  /** Definitions by local id (unknown ids are absent). */
+  async find(ids: readonly string[]): Promise<Map<string, FormatDefinition>> {
+    const { byId } = await this.current();
+    const found = new Map<string, FormatDefinition>();
+    for (const id of ids) {
+      const e = byId.get(id);
+      if (e) found.set(id, e.wire);
+    }
+    return found;
+  }
+}

@@ -1,0 +1,99 @@
+import { ProtocolError } from '../../core/errors.ts';
+import type { DatabasePort } from '../../core/ports/database.ts';
+import type { ClockPort } from '../../core/ports/clock.ts';
+import type { BrandLookupPort } from '../../core/ports/brand-lookup.ts';
+import type { CreativeGeneratorPort, FormatDefinition } from '../../core/ports/creative-generator.ts';
+import { normalizeAgentUrl } from '../../lib/urls.ts';
+import type { FormatCatalog } from './catalog.ts';
+import type { FormatIdInput } from './format-id.ts';
+
+/** What the creative tasks share, built once in the plugin's init. */
+export interface CreativeContext {
+  db: DatabasePort;
+  catalog: FormatCatalog;
+  clock: ClockPort;
+  /** `agent_url` of this agent's format ids. */
+  agentUrl: string;
+  /** Base URL this deployment serves previews and generated files from. */
+  publicUrl: string;
+  generator: CreativeGeneratorPort;
+  brands: BrandLookupPort | undefined;
+  creativeAgents: { agent_url: string; agent_name?: string; capabilities?: string[] }[];
+  pageSize: number;
+  previewTtlMs: number;
+  assetTtlMs: number;
+  buildDelayMs: number;
+}
+
+/** A format a request names, resolved against the catalog, with the size and duration it renders at. */
+export interface ResolvedFormat {
+  definition: FormatDefinition;
+  size?: { width: number; height: number };
+  durationMs?: number;
+}
+
+export function localFormatIds(agentUrl: string): (f: { agent_url: string }) => boolean {
+  const ours = normalizeAgentUrl(agentUrl);
+  return (f) => ours !== null && normalizeAgentUrl(f.agent_url) === ours;
+}
+
+/**
+ * Resolve format ids named in a request (field paths for errors). 404 FORMAT_NOT_SUPPORTED when the
+ * id is another agent's or unknown here; 400 INVALID_FORMAT_ID when its parameters do not fit.
+ * Throws at the first failure (callers with per-item errors resolve one at a time).
+ */
+export async function resolveFormats(
+  ctx: CreativeContext,
+  refs: readonly { ref: FormatIdInput; field: string }[],
+  /** Definitions already read (a batch reads all of its formats at once). */
+  known?: ReadonlyMap<string, FormatDefinition>,
+): Promise<ResolvedFormat[]> {
+  const local = localFormatIds(ctx.agentUrl);
+  for (const { ref, field } of refs) {
+    if (!local(ref)) {
+      throw new ProtocolError(
+        'FORMAT_NOT_SUPPORTED',
+        `${field}: format ${ref.id} belongs to ${ref.agent_url.slice(0, 200)}, not this agent (${ctx.agentUrl})`,
+        {
+          status: 404,
+          field,
+          suggestion: `Use a format listed by list_creative_formats here (agent_url ${ctx.agentUrl}), or ask the agent at ${ref.agent_url.slice(0, 200)}`,
+        },
+      );
+    }
+  }
+  const found = known ?? (await ctx.catalog.find(refs.map((r) => r.ref.id)));
+  return refs.map(({ ref, field }) => {
+    const definition = found.get(ref.id);
+    if (!definition) {
+      throw new ProtocolError('FORMAT_NOT_SUPPORTED', `${field}: format ${ref.id} is not supported by this agent`, {
+        status: 404,
+        field,
+        suggestion: 'Call list_creative_formats for the formats this agent supports',
+      });
+    }
+    return { definition, ...parameters(definition, ref, field) };
+  });
+}
+
+function parameters(format: FormatDefinition, ref: FormatIdInput, field: string): Pick<ResolvedFormat, 'size' | 'durationMs'> {
+  const accepts = (format.accepts_parameters as string[] | undefined) ?? [];
+  const render = (format.renders?.find((r) => r.role === 'primary') ?? format.renders?.[0]) as { dimensions?: { width?: number; height?: number } } | undefined;
+  const fixed = render?.dimensions?.width && render.dimensions.height ? { width: render.dimensions.width, height: render.dimensions.height } : undefined;
+  let size = fixed;
+  if (ref.width !== undefined && ref.height !== undefined) {
+    const same = fixed && fixed.width === ref.width && fixed.height === ref.height;
+    if (!accepts.includes('dimensions') && !same) {
+      throw new ProtocolError(
+        'INVALID_FORMAT_ID',
+        `${field}: format ${ref.id} has fixed dimensions${fixed ? ` (${fixed.width}x${fixed.height})` : ''}; send no width/height`,
+        { field: `${field}.width` },
+      );
+    }
+    size = { width: ref.width, height: ref.height };
+  }
+  if (ref.duration_ms !== undefined && !accepts.includes('duration')) {
+    throw new ProtocolError('INVALID_FORMAT_ID', `${field}: format ${ref.id} takes no duration_ms parameter`, { field: `${field}.duration_ms` });
+  }
+  return { ...(size ? { size } : {}), ...(ref.duration_ms !== undefined ? { durationMs: ref.duration_ms } : {}) };
+}

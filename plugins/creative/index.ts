@@ -1,0 +1,144 @@
+import * as v from 'valibot';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { definePlugin, optional } from '../../core/plugin.ts';
+import { loadMigrations } from '../../core/migrations.ts';
+import { ConfigError } from '../../core/config-error.ts';
+import { Database } from '../../core/ports/database.ts';
+import { Clock } from '../../core/ports/clock.ts';
+import { Crawler } from '../../core/ports/crawler.ts';
+import { Http } from '../../core/http.ts';
+import { BrandLookup } from '../../core/ports/brand-lookup.ts';
+import { CreativeGenerator } from '../../core/ports/creative-generator.ts';
+import { Tasks } from '../../core/task.ts';
+import { parseCatalog, upsertFormats } from './formats.ts';
+import { createTemplateGenerator } from './template-generator.ts';
+import { createRegistryBrandLookup } from './brand-registry-client.ts';
+import { previewRoute, pruneExpired } from './previews.ts';
+import { hostedAssetRoute } from './hosted-assets.ts';
+import { listFormatsTask } from './tasks/list-formats.ts';
+import { buildCreativeTask } from './tasks/build.ts';
+import { previewCreativeTask } from './tasks/preview.ts';
+import type { CreativeContext } from './context.ts';
+import { FormatCatalog } from './catalog.ts';
+import { CreativeFormats } from '../../core/ports/creative-formats.ts';
+
+export const DEFAULT_SEED = join(import.meta.dir, 'seed.json');
+
+const seconds = (min: number, max: number, fallback: number) => v.optional(v.pipe(v.number(), v.minValue(min), v.maxValue(max)), fallback);
+
+const options = v.object({
+  /** Reference formats upserted at every start (a vendor's own definitions of the same ids win); `false`: none. */
+  seed: v.optional(v.union([v.string(), v.literal(false)]), DEFAULT_SEED),
+  /** `agent_url` of this agent's format ids (default: server.publicUrl, else http://localhost:PORT). */
+  agentUrl: v.optional(v.pipe(v.string(), v.url('must be an absolute URL'))),
+  /** Other creative agents listed in list_creative_formats `creative_agents`. */
+  creativeAgents: v.optional(
+    v.array(
+      v.object({
+        agent_url: v.pipe(v.string(), v.url('must be an absolute URL')),
+        agent_name: v.optional(v.string()),
+        capabilities: v.optional(v.array(v.picklist(['validation', 'assembly', 'generation', 'preview', 'delivery']))),
+      }),
+    ),
+    [],
+  ),
+  /** A brand registry to resolve `brand: {domain}` (`GET {url}/api/brands/resolve`) when none is in this deployment. */
+  brandRegistryUrl: v.optional(v.pipe(v.string(), v.url('must be an absolute URL'))),
+  /** http:// registry URLs (loopback tests with the crawler's allowlist); never in production. */
+  allowHttpRegistry: v.optional(v.boolean(), false),
+  /** Formats per list_creative_formats page when the caller sends no pagination.max_results. */
+  pageSize: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)), 100),
+  previewTtlSeconds: seconds(60, 30 * 86_400, 86_400),
+  /** How long generated files (rendered images) are served. */
+  assetTtlSeconds: seconds(60, 365 * 86_400, 30 * 86_400),
+  /** Extra time an asynchronous build takes before generating (test agents show the working state). */
+  buildDelaySeconds: seconds(0, 3600, 0),
+  /** Expired previews and files are deleted this often (0: never). */
+  pruneIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 600_000),
+});
+
+/**
+ * Creative agent: a format catalog in the database (reference formats + the vendor's imports),
+ * `list_creative_formats`, `build_creative` (generation through the CreativeGenerator port, or the
+ * built-in template generator; transformation of complete manifests; asynchronous with progress),
+ * `preview_creative` (single and batch, URL or HTML) with previews served at `GET /previews/{id}`
+ * and generated files at `GET /creative-assets/{id}`.
+ */
+export default definePlugin({
+  name: 'creative',
+  provides: [CreativeFormats],
+  deps: {
+    db: Database,
+    clock: Clock,
+    tasks: Tasks,
+    http: Http,
+    brands: optional(BrandLookup),
+    generator: optional(CreativeGenerator),
+    crawler: optional(Crawler),
+  },
+  options,
+  env: { CREATIVE_AGENT_URL: 'agentUrl', BRAND_REGISTRY_URL: 'brandRegistryUrl' },
+  migrations: loadMigrations(join(import.meta.dir, 'migrations')),
+  init({ db, clock, tasks, http, brands, generator, crawler }, kernel) {
+    const { options: o, config } = kernel;
+    const base = (config.server.publicUrl ?? `http://localhost:${config.server.port}`).replace(/\/+$/, '');
+    let lookup = brands;
+    if (o.brandRegistryUrl) {
+      if (!crawler) throw new ConfigError('plugins.creative.brandRegistryUrl: needs a crawler in the deployment (crawler-http) for outbound requests');
+      // A configured registry URL wins over a registry plugin in the same deployment.
+      lookup = createRegistryBrandLookup(crawler, o.brandRegistryUrl, { allowHttp: o.allowHttpRegistry });
+    }
+    const agentUrl = o.agentUrl ?? base;
+    const catalog = new FormatCatalog(db, agentUrl);
+    // A sales agent in the same deployment validates format ids against this catalog directly.
+    kernel.provide(CreativeFormats, {
+      agentUrl,
+      async find(ids) {
+        const found = await catalog.find(ids);
+        return new Map([...found].map(([id, d]) => [id, { id, name: d.name, type: d.type }]));
+      },
+    });
+    const ctx: CreativeContext = {
+      db,
+      catalog,
+      clock,
+      agentUrl,
+      publicUrl: base,
+      generator: generator ?? createTemplateGenerator(),
+      brands: lookup,
+      creativeAgents: o.creativeAgents,
+      pageSize: o.pageSize,
+      previewTtlMs: o.previewTtlSeconds * 1000,
+      assetTtlMs: o.assetTtlSeconds * 1000,
+      buildDelayMs: o.buildDelaySeconds * 1000,
+    };
+    tasks.add(listFormatsTask(ctx), buildCreativeTask(ctx), previewCreativeTask(ctx));
+    tasks.declareCapability({
+      protocol: 'creative',
+      block: { creative: { supports_generation: true, supports_transformation: true, has_creative_library: false, supports_compliance: false } },
+    });
+    http.add(previewRoute(db, clock), hostedAssetRoute(db, clock));
+    if (o.pruneIntervalMs) {
+      kernel.scheduler.add({
+        name: 'prune-previews',
+        intervalMs: o.pruneIntervalMs,
+        runAtStart: false,
+        backoffMaxMs: o.pruneIntervalMs * 8,
+        // A full batch means more are waiting: run again at once.
+        run: async () => ((await pruneExpired(db, clock.now())) >= 1000 ? 'again' : undefined),
+      });
+    }
+    let unfollow: (() => Promise<void>) | undefined;
+    return {
+      async start() {
+        unfollow = await ctx.catalog.follow(kernel.logger);
+        if (!o.seed) return;
+        const formats = parseCatalog(JSON.parse(readFileSync(o.seed, 'utf8')));
+        const written = await upsertFormats(db, formats, 'reference', clock.now());
+        kernel.logger.info({ seed: o.seed, formats: formats.length, written }, 'creative format catalog seeded');
+      },
+      stop: () => unfollow?.(),
+    };
+  },
+});

@@ -1,0 +1,252 @@
+import * as v from 'valibot';
+import { ProtocolError } from '../../core/errors.ts';
+import type { FormatDefinition } from '../../core/ports/creative-generator.ts';
+import { formatIdSchema } from './format-id.ts';
+
+type Json = Record<string, any>;
+
+/** Limits of one manifest (agent-protocol leaves them to the agent). */
+export const MANIFEST_LIMITS = { bytes: 256 * 1024, assets: 100, text: 10_000, markup: 200_000, url: 2048 } as const;
+
+export function isHttpUrl(value: string): boolean {
+  if (value.length > MANIFEST_LIMITS.url) return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && !!url.hostname && !url.username && !url.password;
+  } catch {
+    return false;
+  }
+}
+
+const httpUrl = v.pipe(v.string('must be a string'), v.check(isHttpUrl, 'must be an absolute http(s) URL'));
+const size = v.pipe(
+  v.number('must be an integer'),
+  v.integer('must be an integer'),
+  v.minValue(1, 'must be at least 1'),
+  v.maxValue(20_000, 'must be at most 20000'),
+);
+const duration = v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(0, 'must be at least 0'), v.maxValue(3_600_000));
+const content = (max: number) => v.pipe(v.string('is required'), v.maxLength(max, `must be at most ${max} characters`));
+const tag = (kind: 'vast' | 'daast') =>
+  v.pipe(
+    v.looseObject({
+      asset_type: v.literal(kind),
+      delivery_type: v.picklist(['url', 'inline'], 'must be url or inline'),
+      url: v.optional(httpUrl),
+      content: v.optional(content(MANIFEST_LIMITS.markup)),
+    }),
+    v.forward(
+      v.check((a) => (a.delivery_type === 'url' ? !!a.url : !!a.content), 'is required for this delivery_type'),
+      ['url'],
+    ),
+  );
+
+export const ASSET_TYPES = [
+  'image',
+  'video',
+  'audio',
+  'text',
+  'markdown',
+  'html',
+  'css',
+  'javascript',
+  'vast',
+  'daast',
+  'url',
+  'webhook',
+  'brief',
+  'catalog',
+] as const;
+
+/** One asset of a manifest, by `asset_type` (agent-protocol "Creative manifest"; AdCP asset schemas). */
+export const assetSchema = v.variant(
+  'asset_type',
+  [
+    v.looseObject({ asset_type: v.literal('image'), url: httpUrl, width: size, height: size, alt_text: v.optional(content(500)) }),
+    v.looseObject({ asset_type: v.literal('video'), url: httpUrl, width: v.optional(size), height: v.optional(size), duration_ms: v.optional(duration) }),
+    v.looseObject({ asset_type: v.literal('audio'), url: httpUrl, duration_ms: v.optional(duration) }),
+    v.looseObject({ asset_type: v.literal('text'), content: content(MANIFEST_LIMITS.text) }),
+    v.looseObject({ asset_type: v.literal('markdown'), content: content(MANIFEST_LIMITS.text) }),
+    v.looseObject({ asset_type: v.literal('html'), content: content(MANIFEST_LIMITS.markup) }),
+    v.looseObject({ asset_type: v.literal('css'), content: content(MANIFEST_LIMITS.markup) }),
+    v.looseObject({ asset_type: v.literal('javascript'), content: content(MANIFEST_LIMITS.markup) }),
+    tag('vast'),
+    tag('daast'),
+    // URL assets may carry universal macros (`{CLICK_URL}`): checked as http(s) once macros are applied.
+    v.looseObject({
+      asset_type: v.literal('url'),
+      url: httpUrl,
+      url_type: v.optional(v.picklist(['clickthrough', 'tracker_pixel', 'tracker_script'], 'must be clickthrough, tracker_pixel or tracker_script')),
+    }),
+    v.looseObject({ asset_type: v.literal('webhook'), url: httpUrl }),
+    v.looseObject({ asset_type: v.literal('brief') }),
+    v.looseObject({ asset_type: v.literal('catalog') }),
+  ],
+  `must be an asset object with asset_type one of ${ASSET_TYPES.join(', ')}`,
+);
+
+const colors = v.union(
+  [
+    v.looseObject({ primary: v.optional(v.string()), secondary: v.optional(v.string()), accent: v.optional(v.string()) }),
+    v.pipe(v.array(v.looseObject({ hex: v.string(), type: v.optional(v.string()) })), v.maxLength(20)),
+  ],
+  'must be {primary, secondary} or [{hex, type}]',
+);
+const hexColor = (c: unknown) => typeof c !== 'string' || /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(c);
+
+/** `promoted_offerings` of a generation manifest (agent-protocol "Creative manifest"). */
+export const promotedOfferingsSchema = v.looseObject({
+  brand_manifest: v.optional(
+    v.looseObject({
+      url: v.optional(httpUrl),
+      name: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(200))),
+      colors: v.optional(
+        v.pipe(
+          colors,
+          v.check((c) => (Array.isArray(c) ? c.every((x) => hexColor(x.hex)) : Object.values(c).every(hexColor)), 'must be #RGB or #RRGGBB colours'),
+        ),
+      ),
+      logo_url: v.optional(httpUrl),
+      logos: v.optional(v.pipe(v.array(v.looseObject({ url: httpUrl })), v.maxLength(20))),
+    }),
+  ),
+  inline_offerings: v.optional(
+    v.pipe(
+      v.array(
+        v.looseObject({
+          name: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(200)),
+          description: v.optional(content(2000)),
+          landing_url: v.optional(httpUrl),
+          image_url: v.optional(httpUrl),
+        }),
+      ),
+      v.maxLength(50, 'accepts at most 50 offerings'),
+    ),
+  ),
+});
+
+const assetKey = /^[a-z0-9_]{1,64}$/;
+
+/** A creative manifest: `format_id` plus assets keyed by the format's asset ids; `promoted_offerings` for generation. */
+export const manifestSchema = v.pipe(
+  v.custom<Json>(
+    (m) => !m || typeof m !== 'object' || JSON.stringify(m).length <= MANIFEST_LIMITS.bytes,
+    `must be at most ${MANIFEST_LIMITS.bytes} bytes of JSON`,
+  ),
+  v.looseObject(
+    {
+      format_id: formatIdSchema,
+      assets: v.pipe(
+        v.objectWithRest({ promoted_offerings: v.optional(promotedOfferingsSchema) }, assetSchema, 'must be an object of assets keyed by asset id'),
+        v.rawCheck(({ dataset, addIssue }) => {
+          if (!dataset.typed) return;
+          const keys = Object.keys(dataset.value);
+          const bad = keys.find((k) => !assetKey.test(k));
+          if (bad !== undefined) addIssue({ message: `asset ids must match ^[a-z0-9_]{1,64}$ (got ${JSON.stringify(bad.slice(0, 70))})` });
+          else if (keys.length > MANIFEST_LIMITS.assets) addIssue({ message: `accepts at most ${MANIFEST_LIMITS.assets} assets` });
+        }),
+      ),
+    },
+    'must be an object {format_id, assets}',
+  ),
+);
+export type Manifest = v.InferOutput<typeof manifestSchema>;
+
+/** The wire asset type a slot expects. */
+const slotType = (slot: Json) => slot.asset_type as string;
+
+/**
+ * Check a manifest against its format: every required slot present with the right asset type
+ * (422 VALIDATION_ERROR naming the asset), and no asset the format does not declare.
+ */
+export function checkAgainstFormat(format: FormatDefinition, assets: Json, field: string): void {
+  const fid = format.format_id.id;
+  for (const slot of format.assets) {
+    const asset = assets[slot.asset_id];
+    if (asset === undefined) {
+      if (slot.required) {
+        throw new ProtocolError('VALIDATION_ERROR', `${field}.${slot.asset_id}: format ${fid} requires a ${slotType(slot)} asset "${slot.asset_id}"`, {
+          status: 422,
+          field: `${field}.${slot.asset_id}`,
+          suggestion: `Add assets.${slot.asset_id} ({asset_type: "${slotType(slot)}", ...}); list_creative_formats shows every slot`,
+          details: { asset_id: slot.asset_id, asset_type: slotType(slot), format_id: fid },
+        });
+      }
+      continue;
+    }
+    if (asset.asset_type !== slotType(slot)) {
+      throw new ProtocolError('VALIDATION_ERROR', `${field}.${slot.asset_id}: format ${fid} expects a ${slotType(slot)} asset, got ${asset.asset_type}`, {
+        status: 422,
+        field: `${field}.${slot.asset_id}`,
+        details: { asset_id: slot.asset_id, asset_type: slotType(slot), format_id: fid },
+      });
+    }
+  }
+  const declared = new Set(format.assets.map((s) => s.asset_id));
+  const extra = Object.keys(assets).find((k) => !declared.has(k));
+  if (extra !== undefined) {
+    throw new ProtocolError('VALIDATION_ERROR', `${field}.${extra}: format ${fid} has no asset "${extra}"`, {
+      status: 422,
+      field: `${field}.${extra}`,
+      suggestion: `Assets of ${fid}: ${[...declared].join(', ')}`,
+    });
+  }
+}
+
+// ---- Macros ---------------------------------------------------------------------------------
+
+const MACRO = /\{([A-Z][A-Z0-9_]{0,63})\}/g;
+
+export const macroName = v.pipe(v.string(), v.regex(/^[A-Z][A-Z0-9_]{0,63}$/, 'macro names match ^[A-Z][A-Z0-9_]{0,63}$'));
+// Values are substituted literally into URLs and markup: nothing that can close an attribute or open a tag.
+export const macroValue = v.pipe(
+  v.string('must be a string'),
+  v.maxLength(1000, 'must be at most 1000 characters'),
+  v.regex(/^[^<>"'`\\\u0000-\u001f\u007f]*$/, 'must not contain <, >, quotes, backticks, backslashes or control characters'),
+);
+
+export const previewInputSchema = v.looseObject({
+  name: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(200)),
+  macros: v.optional(
+    v.pipe(
+      v.record(macroName, macroValue),
+      v.check((m) => Object.keys(m).length <= 50, 'accepts at most 50 macros'),
+    ),
+  ),
+  context_description: v.optional(content(2000)),
+});
+export type PreviewInput = v.InferOutput<typeof previewInputSchema>;
+
+const URL_FIELDS: Record<string, string> = { image: 'url', video: 'url', audio: 'url', url: 'url', webhook: 'url', vast: 'url', daast: 'url' };
+
+/**
+ * The manifest's assets with `{MACRO}` replaced by the variant's values (literal substitution, as
+ * AdCP's macro_values). A substitution that leaves a URL field not an absolute http(s) URL is a
+ * 400 naming the macro: a value cannot turn a click-through into `javascript:`.
+ */
+export function applyMacros(assets: Json, macros: Record<string, string> | undefined, field: string): Json {
+  // `field` is where the macro values came from (`inputs[0].macros`, `macro_values`).
+  if (!macros || Object.keys(macros).length === 0) return assets;
+  const used = new Set<string>();
+  const sub = (text: string) =>
+    text.replace(MACRO, (whole, name: string) => {
+      if (!(name in macros)) return whole;
+      used.add(name);
+      return macros[name]!;
+    });
+  const out: Json = {};
+  for (const [key, asset] of Object.entries(assets)) {
+    const next: Json = { ...asset };
+    for (const member of ['url', 'content'] as const) {
+      if (typeof next[member] !== 'string') continue;
+      used.clear();
+      next[member] = sub(next[member]);
+      if (member === URL_FIELDS[asset.asset_type] && used.size && !isHttpUrl(next[member])) {
+        const name = [...used][0]!;
+        throw new ProtocolError('INVALID_REQUEST', `${field}.${name}: makes assets.${key}.url not an absolute http(s) URL`, { field: `${field}.${name}` });
+      }
+    }
+    out[key] = next;
+  }
+  return out;
+}

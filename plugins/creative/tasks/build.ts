@@ -1,0 +1,243 @@
+import * as v from 'valibot';
+import { ProtocolError } from '../../../core/errors.ts';
+import { defineTask, type Json, type ResumeContext } from '../../../core/task.ts';
+import { GenerationError, type FormatDefinition } from '../../../core/ports/creative-generator.ts';
+import type { BrandIdentity } from '../../../core/ports/brand-lookup.ts';
+import { domainSchema } from '../../../lib/domain.ts';
+import { formatIdIssueCode, formatIdSchema, type FormatIdInput } from '../format-id.ts';
+import { applyMacros, assetSchema, checkAgainstFormat, macroName, macroValue, manifestSchema } from '../manifest.ts';
+import { extractBrief, mergeBrand, type Brief } from '../brief.ts';
+import { localFormatIds, resolveFormats, type CreativeContext } from '../context.ts';
+import { HostedFiles, storeHostedFiles } from '../hosted-assets.ts';
+
+const hex6 = v.optional(v.pipe(v.string(), v.regex(/^#[0-9a-fA-F]{6}$/, 'must be #RRGGBB')));
+
+export const buildInput = v.pipe(
+  v.object({
+    target_format_id: v.optional(formatIdSchema),
+    target_format_ids: v.optional(
+      v.pipe(v.array(formatIdSchema, 'must be an array of format ids'), v.minLength(1, 'must not be empty'), v.maxLength(10, 'accepts at most 10 formats')),
+    ),
+    message: v.optional(v.pipe(v.string('must be a string'), v.maxLength(5000, 'must be at most 5000 characters'))),
+    creative_manifest: v.optional(manifestSchema),
+    brand: v.optional(
+      v.looseObject({
+        domain: domainSchema(),
+        brand_kit_override: v.optional(v.looseObject({ colors: v.optional(v.looseObject({ primary: hex6, secondary: hex6, accent: hex6 })) })),
+      }),
+    ),
+    quality: v.optional(v.picklist(['draft', 'production'], 'must be draft or production')),
+    macro_values: v.optional(v.record(macroName, macroValue)),
+  }),
+  v.forward(
+    v.check((i) => (i.target_format_id === undefined) !== (i.target_format_ids === undefined), 'send exactly one of target_format_id and target_format_ids'),
+    // Named on the array: a missing target is a bad request, not a bad format id.
+    ['target_format_ids'],
+  ),
+);
+type BuildInput = v.InferOutput<typeof buildInput>;
+
+/** What an asynchronous build keeps between steps (task state: JSON only). */
+interface BuildPlan {
+  mode: 'generation' | 'transformation';
+  targets: { ref: FormatIdInput; field: string }[];
+  multi: boolean;
+  seeds: Record<string, Json>;
+  brief: Brief;
+  macroValues?: Record<string, string>;
+}
+
+// Generation inputs travel in the manifest but are not creative assets.
+const BRIEF_ASSETS = new Set(['brief', 'catalog']);
+
+/** A 3.1 `brand` block for the manifest: previews render in these colours. */
+function brandRef(brand: BrandIdentity | undefined): Json | undefined {
+  if (!brand?.domain || !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(brand.domain)) return undefined;
+  const colors = Object.fromEntries(Object.entries(brand.colors).filter(([, c]) => c && /^#[0-9a-fA-F]{6}$/.test(c)));
+  return { domain: brand.domain, ...(Object.keys(colors).length ? { brand_kit_override: { colors } } : {}) };
+}
+
+/** A generator that cannot produce an asset: 422 naming it (other errors pass through). */
+function generationFailure(error: unknown, field: string, format: FormatDefinition): unknown {
+  if (!(error instanceof GenerationError)) return error;
+  const at = error.assetId === 'brand' ? 'brand' : `creative_manifest.assets.${error.assetId}`;
+  return new ProtocolError('VALIDATION_ERROR', `${field}: ${error.message}`, {
+    status: 422,
+    field: at,
+    suggestion: error.suggestion,
+    details: { format_id: format.format_id.id, asset_id: error.assetId },
+  });
+}
+
+async function runBuild(
+  ctx: CreativeContext,
+  plan: BuildPlan,
+  brand: BrandIdentity | undefined,
+  scope: string,
+  onTarget?: (index: number, total: number, format: FormatDefinition) => Promise<void>,
+): Promise<Json> {
+  const targets = await resolveFormats(ctx, plan.targets);
+  const files = new HostedFiles(ctx.publicUrl, scope);
+  const manifests: Json[] = [];
+  for (const [i, target] of targets.entries()) {
+    await onTarget?.(i, targets.length, target.definition);
+    const { field } = plan.targets[i]!;
+    let assets: Json;
+    try {
+      ({ assets } = await ctx.generator.generate({
+        mode: plan.mode,
+        format: target.definition,
+        size: target.size,
+        durationMs: target.durationMs,
+        message: plan.brief.message,
+        brand,
+        offerings: plan.brief.offerings,
+        headline: plan.brief.headline,
+        cta: plan.brief.cta,
+        seeds: plan.seeds,
+        host: files.host,
+      }));
+    } catch (error) {
+      throw generationFailure(error, field, target.definition);
+    }
+    assets = applyMacros(assets, plan.macroValues, 'macro_values');
+    // A generator's answer is checked like a caller's manifest: a broken adapter must not hand out broken creatives.
+    try {
+      for (const asset of Object.values(assets)) v.parse(assetSchema, asset);
+      checkAgainstFormat(target.definition, assets, 'assets');
+    } catch (error) {
+      throw new ProtocolError(
+        'SERVICE_UNAVAILABLE',
+        `The generator produced an invalid ${target.definition.format_id.id} creative: ${(error as Error).message}`,
+        { status: 500, recovery: 'terminal' },
+      );
+    }
+    const { ref } = plan.targets[i]!;
+    const formatId: Json = { agent_url: ctx.agentUrl, id: ref.id };
+    for (const key of ['width', 'height', 'duration_ms'] as const) if (ref[key] !== undefined) formatId[key] = ref[key];
+    const manifest: Json = { format_id: formatId, assets };
+    const b = brandRef(brand);
+    if (b) manifest.brand = b;
+    manifests.push(manifest);
+  }
+  const body: Json = plan.multi ? { creative_manifests: manifests } : { creative_manifest: manifests[0] };
+  if (files.files.length) {
+    const now = ctx.clock.now();
+    const expiresAt = new Date(now.getTime() + ctx.assetTtlMs);
+    await storeHostedFiles(ctx.db, files.files, now, expiresAt);
+    // Generated files are served until then (AdCP: "when generated asset URLs in the manifest expire").
+    body.expires_at = expiresAt.toISOString();
+  }
+  return body;
+}
+
+/** Validate everything a build can check before it runs; nothing is written on failure. */
+async function plan(ctx: CreativeContext, input: BuildInput): Promise<BuildPlan> {
+  const targets = input.target_format_ids
+    ? input.target_format_ids.map((ref, i) => ({ ref, field: `target_format_ids[${i}]` }))
+    : [{ ref: input.target_format_id!, field: 'target_format_id' }];
+  const resolved = await resolveFormats(ctx, targets);
+  const manifest = input.creative_manifest;
+  const local = localFormatIds(ctx.agentUrl);
+  // A manifest in one of the target formats seeds a generation; one in another format is transformed.
+  const mode = !manifest || (local(manifest.format_id) && targets.some((t) => t.ref.id === manifest.format_id.id)) ? 'generation' : 'transformation';
+  const { promoted_offerings: _offerings, ...assets } = (manifest?.assets ?? {}) as Record<string, any>;
+  if (mode === 'transformation') {
+    const [source] = await resolveFormats(ctx, [{ ref: manifest!.format_id, field: 'creative_manifest.format_id' }]);
+    checkAgainstFormat(source!.definition, assets, 'creative_manifest.assets');
+  }
+  const seeds: Record<string, Json> = Object.fromEntries(Object.entries(assets).filter(([, a]) => !BRIEF_ASSETS.has(a.asset_type)));
+  const brief = extractBrief(input);
+  if (mode === 'generation' && !brief.brand?.name && !brief.lookupDomain) {
+    throw new ProtocolError(
+      'INVALID_REQUEST',
+      'brand: generation needs a brand: send brand {domain} or creative_manifest.assets.promoted_offerings.brand_manifest',
+      {
+        field: 'brand',
+        suggestion: 'Add "brand": {"domain": "yourbrand.com"}',
+      },
+    );
+  }
+  for (const [i, target] of resolved.entries()) {
+    try {
+      ctx.generator.preflight?.({
+        mode,
+        format: target.definition,
+        size: target.size,
+        durationMs: target.durationMs,
+        message: brief.message,
+        offerings: brief.offerings,
+        headline: brief.headline,
+        cta: brief.cta,
+        seeds,
+      });
+    } catch (error) {
+      throw generationFailure(error, targets[i]!.field, target.definition);
+    }
+  }
+  if (brief.lookupDomain && !ctx.brands) {
+    if (!brief.brand?.name) {
+      throw new ProtocolError('UNSUPPORTED_FEATURE', 'brand.domain: this agent resolves no brands; send promoted_offerings.brand_manifest instead', {
+        field: 'brand.domain',
+      });
+    }
+    delete brief.lookupDomain;
+  }
+  return { mode, targets, multi: !!input.target_format_ids, seeds, brief, ...(input.macro_values ? { macroValues: input.macro_values } : {}) };
+}
+
+export function buildCreativeTask(ctx: CreativeContext) {
+  return defineTask({
+    name: 'build_creative',
+    description:
+      'Generate a creative (message, brand {domain} or promoted_offerings, offerings) or transform a complete manifest into target_format_id / target_format_ids. Generation runs as an asynchronous task: submitted, working with progress, completed with creative_manifest(s).',
+    protocol: 'creative',
+    mutating: true,
+    errorShape: 'creative',
+    inputIssueCode: formatIdIssueCode,
+    input: buildInput,
+    async handler({ input, principal, idempotency, task, clock }) {
+      const p = await plan(ctx, input);
+      const async = p.mode === 'generation' || !!p.brief.lookupDomain || ctx.generator.latency === 'slow';
+      if (!async) return runBuild(ctx, p, p.brief.brand, `${principal.id}\n${idempotency.key}`);
+      const step = p.brief.lookupDomain ? 'brand' : 'generate';
+      return task.defer({
+        status: 'submitted',
+        message: `Building ${p.targets.length} creative${p.targets.length > 1 ? 's' : ''}`,
+        state: { step, plan: p as unknown as Json },
+        runAt: new Date(clock.now().getTime() + (step === 'generate' ? ctx.buildDelayMs : 0)),
+      });
+    },
+    async resume({ state, taskId, clock, progress, reschedule }: ResumeContext) {
+      const p = state.plan as unknown as BuildPlan;
+      const extra = p.brief.lookupDomain ? 1 : 0;
+      const total = p.targets.length + extra;
+      if (state.step === 'brand') {
+        const resolved = await ctx.brands!.resolve(p.brief.lookupDomain!);
+        if (!resolved && !p.brief.brand?.name) {
+          throw new ProtocolError('REFERENCE_NOT_FOUND', `brand.domain: ${p.brief.lookupDomain} is not known to the brand registry`, {
+            status: 404,
+            field: 'brand.domain',
+            suggestion: 'Register the brand, or send promoted_offerings.brand_manifest',
+          });
+        }
+        return reschedule({
+          state: { ...state, step: 'generate', brand: (mergeBrand(p.brief.brand, resolved) ?? null) as unknown as Json },
+          runAt: new Date(clock.now().getTime() + ctx.buildDelayMs),
+          status: 'working',
+          message: 'Brand resolved; generating',
+          progress: { percentage: Math.round((100 * extra) / (total + 1)), current_step: 'brand_resolved', step_number: 1, total_steps: total },
+        });
+      }
+      const brand = (state.brand as unknown as BrandIdentity | null | undefined) ?? p.brief.brand;
+      return runBuild(ctx, p, brand ?? undefined, taskId, (i, n, format) =>
+        progress({
+          percentage: Math.round((100 * (i + extra)) / (n + extra)),
+          current_step: `generating ${format.format_id.id}`,
+          step_number: i + extra + 1,
+          total_steps: total,
+        }),
+      );
+    },
+  });
+}

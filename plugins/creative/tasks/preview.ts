@@ -1,0 +1,187 @@
+import * as v from 'valibot';
+import { ProtocolError } from '../../../core/errors.ts';
+import { defineTask, type Json } from '../../../core/task.ts';
+import type { Principal } from '../../../core/ports/auth.ts';
+import type { FormatDefinition } from '../../../core/ports/creative-generator.ts';
+import { formatIdIssueCode, formatIdSchema } from '../format-id.ts';
+import { applyMacros, checkAgainstFormat, manifestSchema, previewInputSchema, type Manifest, type PreviewInput } from '../manifest.ts';
+import { resolveFormats, type CreativeContext } from '../context.ts';
+import { insertPreviews, newPreviewId, type PreviewRow } from '../previews.ts';
+import { PREVIEW_CSP, previewBody, renderedFormat } from '../render.ts';
+import { normalizeAgentUrl } from '../../../lib/urls.ts';
+
+const outputFormat = v.optional(v.picklist(['url', 'html'], 'must be url or html'));
+const inputs = v.optional(
+  v.pipe(
+    v.array(previewInputSchema, 'must be an array of {name, macros}'),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(20, 'accepts at most 20 variants'),
+  ),
+);
+
+const previewItem = v.object({
+  format_id: v.optional(formatIdSchema),
+  creative_manifest: manifestSchema,
+  inputs,
+  output_format: outputFormat,
+  creative_id: v.optional(v.pipe(v.string('must be a string'), v.minLength(1), v.maxLength(255))),
+});
+
+export const previewInput = v.pipe(
+  v.object({
+    request_type: v.picklist(['single', 'batch', 'variant'], 'must be single or batch'),
+    format_id: v.optional(formatIdSchema),
+    creative_manifest: v.optional(manifestSchema),
+    inputs,
+    output_format: outputFormat,
+    requests: v.optional(
+      v.pipe(
+        v.array(previewItem, 'must be an array of {format_id, creative_manifest}'),
+        v.minLength(1, 'must not be empty'),
+        v.maxLength(50, 'accepts at most 50 requests'),
+      ),
+    ),
+  }),
+  v.forward(
+    v.check((i) => i.request_type !== 'single' || i.creative_manifest !== undefined, 'is required when request_type is single'),
+    ['creative_manifest'],
+  ),
+  v.forward(
+    v.check((i) => i.request_type !== 'batch' || i.requests !== undefined, 'is required when request_type is batch'),
+    ['requests'],
+  ),
+);
+
+interface Item {
+  format_id?: v.InferOutput<typeof formatIdSchema>;
+  creative_manifest: Manifest;
+  inputs?: PreviewInput[];
+  output_format?: 'url' | 'html';
+}
+
+export function previewCreativeTask(ctx: CreativeContext) {
+  /** Previews of one manifest, one per input variant; rows to store for `url` output. Throws ProtocolError. */
+  async function render(
+    item: Item,
+    prefix: string,
+    principal: Principal,
+    expiresAt: Date,
+    rows: PreviewRow[],
+    known?: ReadonlyMap<string, FormatDefinition>,
+  ): Promise<Json[]> {
+    const manifest = item.creative_manifest;
+    const ref = item.format_id ?? manifest.format_id;
+    if (
+      item.format_id &&
+      (item.format_id.id !== manifest.format_id.id || normalizeAgentUrl(item.format_id.agent_url) !== normalizeAgentUrl(manifest.format_id.agent_url))
+    ) {
+      throw new ProtocolError('INVALID_REQUEST', `${prefix}format_id: must name the format of ${prefix}creative_manifest (${manifest.format_id.id})`, {
+        field: `${prefix}format_id`,
+      });
+    }
+    const [format] = await resolveFormats(ctx, [{ ref, field: item.format_id ? `${prefix}format_id` : `${prefix}creative_manifest.format_id` }], known);
+    // Generation inputs are not part of a finished creative.
+    const { promoted_offerings: _p, ...assets } = manifest.assets as Json;
+    checkAgainstFormat(format!.definition, assets, `${prefix}creative_manifest.assets`);
+    const variants: PreviewInput[] = item.inputs ?? [{ name: 'Default' }];
+    const output = item.output_format ?? 'url';
+    // Every variant is checked before any is stored: one bad macro stores nothing.
+    const applied = variants.map((variant, j) => applyMacros(assets, variant.macros, `${prefix}inputs[${j}].macros`));
+    const stored = renderedFormat(format!.definition);
+    return variants.map((variant, j) => {
+      const view = { format: format!.definition, assets: applied[j]!, brand: manifest.brand as Json | undefined, variant: variant.name, ...format!.size };
+      const input: Json = { name: variant.name, ...(variant.macros ? { macros: variant.macros } : {}) };
+      const dimensions = format!.size ? { dimensions: format!.size } : {};
+      if (output === 'html') {
+        const html = previewBody(view);
+        const id = crypto.randomUUID();
+        return {
+          preview_id: id,
+          renders: [{ render_id: `${id}-primary`, output_format: 'html', preview_html: html, role: 'primary', ...dimensions }],
+          input,
+          preview_html: html,
+        };
+      }
+      const id = newPreviewId(expiresAt);
+      const url = `${ctx.publicUrl}/previews/${id}`;
+      rows.push({
+        id,
+        principalId: principal.id,
+        format: stored,
+        manifest: { ...manifest, assets: applied[j]! },
+        input: { ...input, ...format!.size },
+        expiresAt,
+      });
+      return {
+        preview_id: id,
+        renders: [
+          {
+            render_id: `${id}-primary`,
+            output_format: 'url',
+            preview_url: url,
+            role: 'primary',
+            ...dimensions,
+            embedding: { recommended_sandbox: '', requires_https: false, csp_policy: PREVIEW_CSP },
+          },
+        ],
+        input,
+        preview_url: url,
+      };
+    });
+  }
+
+  return defineTask({
+    name: 'preview_creative',
+    description:
+      'Preview creative manifests: single or batch, one preview per input variant (macros substituted), as a URL served by this agent (default) or as HTML. Previews expire at expires_at.',
+    protocol: 'creative',
+    errorShape: 'creative',
+    inputIssueCode: formatIdIssueCode,
+    input: previewInput,
+    async handler({ input, principal, clock }) {
+      if (input.request_type === 'variant') {
+        throw new ProtocolError('UNSUPPORTED_FEATURE', 'request_type: variant previews need delivery data this agent does not keep; use single or batch', {
+          field: 'request_type',
+        });
+      }
+      const now = clock.now();
+      const expiresAt = new Date(now.getTime() + ctx.previewTtlMs);
+      const rows: PreviewRow[] = [];
+      let body: Json;
+      if (input.request_type === 'single') {
+        const previews = await render(
+          { format_id: input.format_id, creative_manifest: input.creative_manifest!, inputs: input.inputs, output_format: input.output_format },
+          '',
+          principal,
+          expiresAt,
+          rows,
+        );
+        body = { response_type: 'single', previews, expires_at: expiresAt.toISOString() };
+      } else {
+        // One result per request, in order; a failing request does not fail the others.
+        const results: Json[] = [];
+        const known = await ctx.catalog.find(input.requests!.map((r) => (r.format_id ?? r.creative_manifest.format_id).id));
+        for (const [i, item] of input.requests!.entries()) {
+          const creativeId = item.creative_id ?? `request-${i + 1}`;
+          try {
+            const previews = await render(
+              { ...item, output_format: item.output_format ?? input.output_format },
+              `requests[${i}].`,
+              principal,
+              expiresAt,
+              rows,
+              known,
+            );
+            results.push({ success: true, creative_id: creativeId, response: { previews, expires_at: expiresAt.toISOString() } });
+          } catch (error) {
+            if (!(error instanceof ProtocolError)) throw error;
+            results.push({ success: false, creative_id: creativeId, errors: [error.toTaskError()] });
+          }
+        }
+        body = { response_type: 'batch', results, expires_at: expiresAt.toISOString() };
+      }
+      await insertPreviews(ctx.db, rows, now);
+      return body;
+    },
+  });
+}

@@ -1,0 +1,162 @@
+import { ProtocolError } from '../../core/errors.ts';
+import type { DatabasePort } from '../../core/ports/database.ts';
+import type { ClockPort } from '../../core/ports/clock.ts';
+import type { IdsPort } from '../../core/ports/ids.ts';
+import type { GovernanceCheck, GovernanceDecision } from '../../core/ports/governance.ts';
+import type { Json } from '../../core/task.ts';
+import { evaluate, type GovernanceMode, type Proposal } from './evaluate.ts';
+import { committedBudgets, findCheck, insertCheck, insertOutcome, loadPlans, type CheckRow } from './store.ts';
+
+export interface GovernanceDeps {
+  db: DatabasePort;
+  clock: ClockPort;
+  ids: IdsPort;
+  mode: GovernanceMode;
+  /** How long an approval holds. */
+  checkTtlSeconds: number;
+}
+
+export type CheckRequest = Omit<GovernanceCheck, 'owner' | 'phase' | 'purchase_type' | 'payload' | 'tool'> & {
+  tool?: string;
+  phase?: string;
+  purchase_type?: string;
+  payload?: Json;
+  /** The caller's correlation of a governed action across its checks and outcomes. */
+  governance_context?: string;
+};
+
+export interface OutcomeRequest {
+  plan_id: string;
+  check_id?: string;
+  outcome: 'completed' | 'failed' | 'delivery';
+  purchase_type?: string;
+  governance_context: string;
+  seller_reference?: string;
+  committed_budget?: number;
+}
+
+const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+const time = (v: unknown, now: Date) => (v === 'asap' ? now : typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(v) : undefined);
+
+/** What the proposal commits: the seller's planned delivery first, else what the payload says. */
+export function proposalOf(request: CheckRequest, now: Date): Proposal {
+  const pd = request.planned_delivery ?? {};
+  const payload = (request.payload ?? {}) as Record<string, any>;
+  const packages: any[] = Array.isArray(payload.packages) ? payload.packages : [];
+  const packageSum = packages.length && packages.every((p) => num(p?.budget) !== undefined) ? packages.reduce((s, p) => s + p.budget, 0) : undefined;
+  return {
+    caller: request.caller,
+    amount: num(pd.total_budget) ?? num(payload.total_budget?.amount) ?? num(payload.total_budget) ?? packageSum,
+    currency: str(pd.currency) ?? str(payload.total_budget?.currency),
+    channels: Array.isArray(pd.channels) ? pd.channels.filter((c): c is string => typeof c === 'string') : [],
+    countries: Array.isArray(pd.geo?.countries) ? pd.geo!.countries.filter((c): c is string => typeof c === 'string') : [],
+    start: time(pd.start_time, now) ?? time(payload.start_time, now),
+    end: time(pd.end_time, now) ?? time(payload.end_time, now),
+  };
+}
+
+const planNotFound = (planId: string) =>
+  new ProtocolError('PLAN_NOT_FOUND', `No governance plan ${planId.slice(0, 128)} for this caller`, {
+    status: 404,
+    field: 'plan_id',
+    suggestion: 'Create it with sync_plans',
+  });
+
+/** The plans, checks and outcomes behind the tasks and the Governance port, scoped by owning organization. */
+export function createGovernanceService(deps: GovernanceDeps) {
+  return {
+    /** Judge a proposal against the owner's plan and record the decision (the audit log). */
+    async check(owner: string, request: CheckRequest): Promise<GovernanceDecision & { row: CheckRow }> {
+      const now = deps.clock.now();
+      const plan = (await loadPlans(deps.db, owner, [request.plan_id])).get(request.plan_id);
+      if (!plan) throw planNotFound(request.plan_id);
+      const committed = (await committedBudgets(deps.db, owner, [plan.plan_id])).get(plan.plan_id)!;
+      const proposal = proposalOf(request, now);
+      const result = evaluate(plan.plan, plan.status, committed, proposal, deps.mode, now);
+      const id = deps.ids.uuid7().replace(/-/g, '');
+      const row: CheckRow = {
+        check_id: `chk_${id}`,
+        plan_id: plan.plan_id,
+        caller: request.caller,
+        tool: request.tool ?? null,
+        phase: request.phase ?? 'purchase',
+        purchase_type: request.purchase_type ?? 'media_buy',
+        status: result.status,
+        mode: deps.mode,
+        explanation: result.explanation,
+        findings: result.findings,
+        conditions: result.conditions,
+        categories_evaluated: result.categories_evaluated,
+        policies_evaluated: result.policies_evaluated,
+        amount: proposal.amount ?? null,
+        governance_context: request.governance_context ?? `gov_${id}`,
+        expires_at: result.status === 'denied' ? null : new Date(now.getTime() + deps.checkTtlSeconds * 1000),
+        created_at: now,
+      };
+      await insertCheck(deps.db, owner, plan.version, row);
+      return {
+        row,
+        check_id: row.check_id,
+        plan_id: row.plan_id,
+        status: row.status,
+        explanation: row.explanation,
+        findings: row.findings,
+        conditions: row.conditions,
+        ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),
+        governance_context: row.governance_context,
+      };
+    },
+
+    /** Record what became of a checked action; a completed purchase commits its budget to the plan. */
+    async reportOutcome(owner: string, o: OutcomeRequest) {
+      const now = deps.clock.now();
+      const plan = (await loadPlans(deps.db, owner, [o.plan_id])).get(o.plan_id);
+      if (!plan) throw planNotFound(o.plan_id);
+      const check = o.check_id ? await findCheck(deps.db, owner, o.check_id) : null;
+      if (o.check_id && (!check || check.plan_id !== o.plan_id)) {
+        throw new ProtocolError('REFERENCE_NOT_FOUND', `No check ${o.check_id.slice(0, 128)} of plan ${o.plan_id.slice(0, 128)}`, {
+          status: 404,
+          field: 'check_id',
+        });
+      }
+      const findings: Json[] = [];
+      if (o.outcome === 'completed' && check?.status === 'denied') {
+        findings.push({
+          category_id: 'budget_authority',
+          severity: 'critical',
+          explanation: `Check ${check.check_id} denied this purchase, yet it was completed`,
+        });
+      }
+      if (o.outcome === 'completed' && check?.amount !== null && check?.amount !== undefined && (o.committed_budget ?? 0) > check.amount) {
+        findings.push({
+          category_id: 'budget_authority',
+          severity: 'warning',
+          explanation: `Committed ${o.committed_budget} is more than the ${check.amount} checked`,
+        });
+      }
+      const outcomeId = `out_${deps.ids.uuid7().replace(/-/g, '')}`;
+      await insertOutcome(deps.db, owner, {
+        outcome_id: outcomeId,
+        plan_id: o.plan_id,
+        check_id: o.check_id ?? null,
+        outcome: o.outcome,
+        purchase_type: o.purchase_type ?? 'media_buy',
+        governance_context: o.governance_context,
+        seller_reference: o.seller_reference ?? null,
+        committed_budget: o.outcome === 'completed' ? (o.committed_budget ?? check?.amount ?? 0) : null,
+        created_at: now,
+      });
+      const committed = (await committedBudgets(deps.db, owner, [o.plan_id])).get(o.plan_id)!;
+      return {
+        outcome_id: outcomeId,
+        state: findings.length ? ('findings' as const) : ('accepted' as const),
+        committed_budget: o.outcome === 'completed' ? (o.committed_budget ?? check?.amount ?? 0) : 0,
+        findings,
+        plan_summary: { total_committed: committed, budget_remaining: Math.round((plan.plan.budget.total - committed) * 100) / 100 },
+      };
+    },
+  };
+}
+
+export type GovernanceService = ReturnType<typeof createGovernanceService>;

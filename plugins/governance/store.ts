@@ -1,0 +1,122 @@
+import { sql } from '../../core/sql.ts';
+import type { Queryable } from '../../core/ports/database.ts';
+import type { GovernanceCondition, GovernanceFinding, GovernanceStatus } from '../../core/ports/governance.ts';
+import type { Plan } from './plan-schema.ts';
+import { canonicalJson } from '../../lib/canonical-json.ts';
+
+export interface PlanRow {
+  owner: string;
+  plan_id: string;
+  version: number;
+  status: 'active' | 'suspended' | 'completed';
+  plan: Plan;
+}
+
+export interface CheckRow {
+  check_id: string;
+  plan_id: string;
+  caller: string;
+  tool: string | null;
+  phase: string;
+  purchase_type: string;
+  status: GovernanceStatus;
+  mode: string;
+  explanation: string;
+  findings: GovernanceFinding[];
+  conditions: GovernanceCondition[];
+  categories_evaluated: string[];
+  policies_evaluated: string[];
+  amount: number | null;
+  governance_context: string;
+  expires_at: Date | null;
+  created_at: Date;
+}
+
+export interface OutcomeRow {
+  outcome_id: string;
+  plan_id: string;
+  check_id: string | null;
+  outcome: 'completed' | 'failed' | 'delivery';
+  purchase_type: string;
+  governance_context: string;
+  seller_reference: string | null;
+  committed_budget: number | null;
+  created_at: Date;
+}
+
+const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+export async function loadPlans(q: Queryable, owner: string, planIds: readonly string[], lock = false): Promise<Map<string, PlanRow>> {
+  if (!planIds.length) return new Map();
+  const rows = await q.query<PlanRow>(sql`SELECT owner, plan_id, version, status, plan FROM governance_plans
+    WHERE owner = ${owner}::text AND plan_id = ANY(${[...planIds]}::text[]) ${lock ? sql`FOR UPDATE` : sql.empty}`);
+  return new Map(rows.map((r) => [r.plan_id, { ...r, version: Number(r.version) }]));
+}
+
+/** Insert or replace a plan; the version moves only when its content changed. */
+export async function savePlan(
+  tx: Queryable,
+  owner: string,
+  plan: Plan,
+  existing: PlanRow | undefined,
+  now: Date,
+): Promise<{ version: number; action: 'created' | 'updated' | 'unchanged' }> {
+  if (existing && canonicalJson(existing.plan) === canonicalJson(plan)) return { version: existing.version, action: 'unchanged' };
+  const version = existing ? existing.version + 1 : 1;
+  await tx.query(sql`
+    INSERT INTO governance_plans (owner, plan_id, version, status, brand_domain, budget_total, currency, flight_start, flight_end, plan, created_at, updated_at)
+    VALUES (${owner}::text, ${plan.plan_id}::text, ${version}::int, 'active', ${plan.brand.domain}::text, ${plan.budget.total}::numeric, ${plan.budget.currency}::text,
+            ${plan.flight.start}::timestamptz, ${plan.flight.end}::timestamptz, ${plan}::jsonb, ${now}::timestamptz, ${now}::timestamptz)
+    ON CONFLICT (owner, plan_id) DO UPDATE SET version = EXCLUDED.version, brand_domain = EXCLUDED.brand_domain, budget_total = EXCLUDED.budget_total,
+      currency = EXCLUDED.currency, flight_start = EXCLUDED.flight_start, flight_end = EXCLUDED.flight_end, plan = EXCLUDED.plan, updated_at = EXCLUDED.updated_at`);
+  return { version, action: existing ? 'updated' : 'created' };
+}
+
+/** Budget committed to a plan: what sellers reported as completed purchases. */
+export async function committedBudgets(q: Queryable, owner: string, planIds: readonly string[]): Promise<Map<string, number>> {
+  const rows = await q.query<{ plan_id: string; committed: string }>(sql`
+    SELECT plan_id, COALESCE(sum(committed_budget), 0)::text AS committed FROM governance_outcomes
+    WHERE owner = ${owner}::text AND plan_id = ANY(${[...planIds]}::text[]) AND outcome = 'completed' GROUP BY plan_id`);
+  return new Map(planIds.map((id) => [id, Number(rows.find((r) => r.plan_id === id)?.committed ?? 0)]));
+}
+
+export async function insertCheck(q: Queryable, owner: string, planVersion: number, c: CheckRow): Promise<void> {
+  await q.query(sql`
+    INSERT INTO governance_checks (check_id, owner, plan_id, plan_version, caller, tool, phase, purchase_type, status, mode, explanation, findings, conditions,
+      categories_evaluated, policies_evaluated, amount, governance_context, expires_at, created_at)
+    VALUES (${c.check_id}::text, ${owner}::text, ${c.plan_id}::text, ${planVersion}::int, ${c.caller}::text, ${c.tool}::text, ${c.phase}::text, ${c.purchase_type}::text,
+      ${c.status}::text, ${c.mode}::text, ${c.explanation}::text, ${c.findings}::jsonb, ${c.conditions}::jsonb, ${c.categories_evaluated}::text[],
+      ${c.policies_evaluated}::text[], ${c.amount}::numeric, ${c.governance_context}::text, ${c.expires_at}::timestamptz, ${c.created_at}::timestamptz)`);
+}
+
+export async function findCheck(q: Queryable, owner: string, checkId: string): Promise<CheckRow | null> {
+  const [row] = await q.query<CheckRow>(sql`SELECT * FROM governance_checks WHERE owner = ${owner}::text AND check_id = ${checkId}::text`);
+  return row ? { ...row, amount: num(row.amount) } : null;
+}
+
+export async function insertOutcome(q: Queryable, owner: string, o: OutcomeRow): Promise<void> {
+  await q.query(sql`
+    INSERT INTO governance_outcomes (outcome_id, owner, plan_id, check_id, outcome, purchase_type, governance_context, seller_reference, committed_budget, created_at)
+    VALUES (${o.outcome_id}::text, ${owner}::text, ${o.plan_id}::text, ${o.check_id}::text, ${o.outcome}::text, ${o.purchase_type}::text, ${o.governance_context}::text,
+      ${o.seller_reference}::text, ${o.committed_budget}::numeric, ${o.created_at}::timestamptz)`);
+}
+
+export async function checksOf(q: Queryable, owner: string, planIds: readonly string[]): Promise<CheckRow[]> {
+  const rows = await q.query<CheckRow>(sql`SELECT * FROM governance_checks WHERE owner = ${owner}::text AND plan_id = ANY(${[...planIds]}::text[])
+    ORDER BY created_at, check_id`);
+  return rows.map((r) => ({ ...r, amount: num(r.amount), created_at: new Date(r.created_at) }));
+}
+
+export async function outcomesOf(q: Queryable, owner: string, planIds: readonly string[]): Promise<OutcomeRow[]> {
+  const rows = await q.query<OutcomeRow>(sql`SELECT * FROM governance_outcomes WHERE owner = ${owner}::text AND plan_id = ANY(${[...planIds]}::text[])
+    ORDER BY created_at, outcome_id`);
+  return rows.map((r) => ({ ...r, committed_budget: num(r.committed_budget), created_at: new Date(r.created_at) }));
+}
+
+/** Plans whose checks or outcomes carry one of these governance contexts. */
+export async function plansOfContexts(q: Queryable, owner: string, contexts: readonly string[]): Promise<string[]> {
+  const rows = await q.query<{ plan_id: string }>(sql`
+    SELECT DISTINCT plan_id FROM governance_checks WHERE owner = ${owner}::text AND governance_context = ANY(${[...contexts]}::text[])
+    UNION SELECT DISTINCT plan_id FROM governance_outcomes WHERE owner = ${owner}::text AND governance_context = ANY(${[...contexts]}::text[])`);
+  return rows.map((r) => r.plan_id);
+}

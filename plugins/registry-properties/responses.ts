@@ -1,0 +1,19 @@
+import * as r from '../../lib/response-schemas.ts';
+
+const identifier = r.obj({ type: r.str, value: r.str });
+
+export const propertyResolution = r.obj({
+  publisher_domain: r.str,
+  source: r.str,
+  authorized_agents: r.arr(r.obj({ url: r.str, authorized_for: r.nul(r.str) })),
+  properties: r.arr(r.obj({ id: r.str, type: r.str, name: r.str, identifiers: r.arr(identifier), tags: r.strings })),
+  contact: r.nul(r.obj({ name: r.opt(r.str), email: r.opt(r.str) })),
+  verified: r.bool,
+});
+
+export const propertyRegistryOut = r.obj({
+  properties: r.arr(r.obj({ publisher_domain: r.str, source: r.str, property_count: r.int, agent_count: r.int, verified: r.bool, updated_at: r.time })),
+  total: r.int,
+  limit: r.int,
+  offset: r.int,
+});

@@ -1,0 +1,287 @@
+import * as v from 'valibot';
+import { ProtocolError } from '../../../core/errors.ts';
+import { defineTask, type Json } from '../../../core/task.ts';
+import type { Queryable } from '../../../core/ports/database.ts';
+import type { Order } from '../../../core/ports/ad-server.ts';
+import type { SalesDeps } from '../deps.ts';
+import { accountRef, brandRef, money, packageRequest, pushConfig, reportingWebhook, timestamp, versionFields } from '../schemas.ts';
+import { resolveAccount } from '../accounts.ts';
+import { sealChannel } from '../channels.ts';
+import { dueAt } from '../lifecycle.ts';
+import { needsCreatives, planPackages, writePackages } from './packages.ts';
+import { addHistory, insertBuy, loadBuy, loadPackages, updateBuy, type BuyRow, type ChannelConfig, type ReportingConfig } from './store.ts';
+import { renderBuy } from './render.ts';
+import { requireTransition } from './status.ts';
+import { consultGovernance, reportGovernanceOutcome } from './governance.ts';
+
+const DAY = 86_400_000;
+
+export const createMediaBuyInput = v.object({
+  ...versionFields,
+  account: accountRef,
+  brand: v.optional(brandRef),
+  proposal_id: v.optional(v.pipe(v.string(), v.maxLength(255))),
+  plan_id: v.optional(v.pipe(v.string(), v.maxLength(255))),
+  start_time: v.union([v.literal('asap'), timestamp], 'must be "asap" or an ISO 8601 timestamp'),
+  end_time: timestamp,
+  packages: v.pipe(
+    v.array(packageRequest, 'must be an array of packages'),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(50, 'accepts at most 50 packages'),
+  ),
+  total_budget: v.optional(v.object({ amount: money, currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code')) })),
+  po_number: v.optional(v.pipe(v.string(), v.maxLength(128))),
+  push_notification_config: v.optional(pushConfig),
+  reporting_webhook: v.optional(reportingWebhook),
+});
+
+/** Refuse now any channel registration delivery would refuse later (HMAC strength, schemes). */
+export function checkChannel(
+  deps: SalesDeps,
+  config: { url: string; operation_id?: string; authentication?: { schemes: string[]; credentials: string } } | undefined,
+  field: string,
+): void {
+  if (!config) return;
+  if (!deps.notifier)
+    throw new ProtocolError('UNSUPPORTED_FEATURE', 'This agent sends no webhooks; poll get_media_buys and get_media_buy_delivery instead', { field });
+  try {
+    deps.notifier.checkRegistration({ push: config, mutating: false });
+  } catch (error) {
+    if (error instanceof ProtocolError && error.field) {
+      throw new ProtocolError(error.code, error.message.replace(/push_notification_config/g, field), {
+        field: error.field.replace('push_notification_config', field),
+      });
+    }
+    throw error;
+  }
+}
+
+export function createMediaBuyTask(deps: SalesDeps) {
+  const delayMs = () => deps.adServer.reporting.expectedDelayMinutes * 60_000;
+  return defineTask({
+    name: 'create_media_buy',
+    description:
+      'Buy packages of products for an account and a flight (start_time asap or a timestamp, end_time). Answers the media buy (pending_creatives or pending_start, then active at the start time), or submitted when the seller reviews large orders first. push_notification_config receives lifecycle and impairment webhooks; reporting_webhook receives delivery reports.',
+    protocol: 'media_buy',
+    mutating: true,
+    input: createMediaBuyInput,
+    async handler({ input, principal, clock, ids, context, task }) {
+      const owner = principal.orgId;
+      if (input.packages.length > deps.options.maxPackages) {
+        throw new ProtocolError('INVALID_REQUEST', `packages: this seller accepts at most ${deps.options.maxPackages} packages per media buy`, {
+          field: 'packages',
+        });
+      }
+      if (input.proposal_id)
+        throw new ProtocolError('UNSUPPORTED_FEATURE', 'This seller makes no proposals: buy products by packages', { field: 'proposal_id' });
+      const account = await resolveAccount(deps.db, owner, input.account);
+      if (input.brand && input.brand.domain !== account.brand_domain) {
+        throw new ProtocolError(
+          'INVALID_REQUEST',
+          `brand.domain: ${input.brand.domain} is not the brand of account ${account.account_id} (${account.brand_domain})`,
+          { field: 'brand.domain' },
+        );
+      }
+      const now = clock.now();
+      const asap = input.start_time === 'asap';
+      const start = asap ? now : new Date(input.start_time);
+      const end = new Date(input.end_time);
+      if (!asap && start.getTime() < now.getTime() - 5 * 60_000) {
+        throw new ProtocolError('INVALID_REQUEST', 'start_time: is in the past; send "asap" to start now', { field: 'start_time' });
+      }
+      if (end <= start) throw new ProtocolError('INVALID_REQUEST', 'end_time: must be after start_time', { field: 'end_time' });
+      if (end.getTime() - start.getTime() > 2 * 366 * DAY)
+        throw new ProtocolError('INVALID_REQUEST', 'end_time: a flight lasts at most two years', { field: 'end_time' });
+      checkChannel(deps, input.push_notification_config, 'push_notification_config');
+      checkChannel(deps, input.reporting_webhook, 'reporting_webhook');
+      if (input.reporting_webhook && !deps.adServer.reporting.granularities.includes(input.reporting_webhook.reporting_frequency)) {
+        throw new ProtocolError(
+          'UNSUPPORTED_GRANULARITY',
+          `reporting_webhook.reporting_frequency: ${input.reporting_webhook.reporting_frequency} reports are not available`,
+          { field: 'reporting_webhook.reporting_frequency' },
+        );
+      }
+
+      const mediaBuyId = `mb_${ids.uuid7().replace(/-/g, '')}`;
+      const planned = await planPackages(deps, account.account_id, input.packages, 'packages', mediaBuyId, 0, input.total_budget?.currency ?? null, now);
+      const total = Math.round(planned.reduce((s, p) => s + p.row.budget, 0) * 100) / 100;
+      if (input.total_budget && total > input.total_budget.amount) {
+        throw new ProtocolError('INVALID_REQUEST', `total_budget.amount: the packages add up to ${total}, more than ${input.total_budget.amount}`, {
+          field: 'total_budget.amount',
+        });
+      }
+      const sandbox = deps.options.sandbox || account.sandbox || (('sandbox' in input.account && input.account.sandbox) ?? false);
+      // Last check before anything is written: a denial writes nothing here (the agent keeps its audit entry).
+      const governance = await consultGovernance(deps, {
+        owner,
+        planId: input.plan_id,
+        payload: {
+          account: input.account,
+          ...(input.brand ? { brand: input.brand } : {}),
+          start_time: input.start_time,
+          end_time: input.end_time,
+          packages: input.packages.map((p) => ({ product_id: p.product_id, pricing_option_id: p.pricing_option_id, budget: p.budget })),
+          total_budget: { amount: total, currency: planned[0]!.row.currency },
+        },
+        planned,
+        total,
+        currency: planned[0]!.row.currency,
+        start,
+        end,
+      });
+      const push: ChannelConfig | null = input.push_notification_config
+        ? await sealChannel(deps.box, { ...input.push_notification_config, registered_by: 'create_media_buy' })
+        : null;
+      const reporting: ReportingConfig | null = input.reporting_webhook
+        ? await sealChannel(deps.box, { ...input.reporting_webhook, registered_by: 'create_media_buy' })
+        : null;
+      const order: Order = { mediaBuyId, owner, startTime: start, endTime: end, lines: planned.map((p) => p.line) };
+      const status = needsCreatives(planned.map((p) => p.row)) ? 'pending_creatives' : 'pending_start';
+      const buy: BuyRow = {
+        media_buy_id: mediaBuyId,
+        owner,
+        account_id: account.account_id,
+        brand_domain: account.brand_domain,
+        status,
+        revision: 1,
+        currency: planned[0]!.row.currency,
+        total_budget: total,
+        start_time: start,
+        end_time: end,
+        asap,
+        sandbox,
+        po_number: input.po_number ?? null,
+        confirmed_at: now,
+        started_at: null,
+        ended_at: null,
+        rejection_reason: null,
+        canceled_by: null,
+        cancellation_reason: null,
+        push_config: push,
+        reporting_webhook: reporting,
+        context: context ?? null,
+        governance,
+        report_cursor: null,
+        report_seq: 0,
+        delayed_window: null,
+        final_sent_at: null,
+        impairments_due_at: null,
+        due_at: null,
+        created_at: now,
+        updated_at: now,
+      };
+      const write = async (tx: Queryable, row: BuyRow) => {
+        await insertBuy(tx, row);
+        await writePackages(tx, owner, account.account_id, planned, now);
+        await addHistory(tx, {
+          mediaBuyId,
+          revision: 1,
+          at: now,
+          actor: principal.orgName,
+          action: 'created',
+          summary: `${planned.length} package(s), ${total} ${row.currency}`,
+        });
+      };
+
+      if (deps.adServer.requiresReview(order)) {
+        // The seller reviews first: the buy is recorded (unlisted) with the task, confirmed or rejected later.
+        return task.defer({
+          status: 'submitted',
+          message: 'The seller reviews this media buy before confirming it',
+          state: { media_buy_id: mediaBuyId },
+          within: async (tx) => {
+            await deps.adServer.book(tx, order);
+            await write(tx, { ...buy, status: 'pending_review', confirmed_at: null });
+          },
+        });
+      }
+      try {
+        await deps.db.transaction(async (tx) => {
+          const booking = await deps.adServer.book(tx, order);
+          if (booking.decision === 'rejected')
+            throw new ProtocolError(booking.code ?? 'POLICY_VIOLATION', `The seller refused this media buy: ${booking.reason}`, { recovery: 'terminal' });
+          if (booking.decision === 'pending_review')
+            throw new ProtocolError('SERVICE_UNAVAILABLE', 'The ad server asked for a review the seller did not expect; retry later', {
+              recovery: 'transient',
+            });
+          await write(tx, { ...buy, due_at: dueAt(buy, delayMs()) });
+        });
+      } catch (error) {
+        if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'failed' });
+        throw error;
+      }
+      if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'completed', seller_reference: mediaBuyId, committed_budget: total });
+      return renderBuy(
+        buy,
+        planned.map((p) => p.row),
+      );
+    },
+    async resume({ state, clock, reschedule }) {
+      const id = state.media_buy_id as string;
+      const now = clock.now();
+      const outcome = await deps.db.transaction(async (tx): Promise<{ wait?: Date; rejected?: { code: string; reason: string } }> => {
+        const b = await loadBuy(tx, id, null, true);
+        if (!b) throw new ProtocolError('MEDIA_BUY_NOT_FOUND', `Media buy ${id} no longer exists`, { status: 404 });
+        if (b.status === 'rejected') return { rejected: { code: 'POLICY_VIOLATION', reason: b.rejection_reason ?? 'rejected' } };
+        if (b.status !== 'pending_review') return {};
+        const booking = await deps.adServer.review(tx, id);
+        if (booking.decision === 'pending_review') return { wait: booking.reviewAt };
+        if (booking.decision === 'rejected') {
+          const next: BuyRow = {
+            ...b,
+            status: requireTransition(b.status, 'rejected'),
+            revision: b.revision + 1,
+            rejection_reason: booking.reason,
+            ended_at: now,
+            updated_at: now,
+          };
+          await updateBuy(tx, id, {
+            status: next.status,
+            revision: next.revision,
+            rejection_reason: booking.reason,
+            ended_at: now,
+            updated_at: now,
+            due_at: dueAt(next, delayMs()),
+          });
+          await addHistory(tx, { mediaBuyId: id, revision: next.revision, at: now, actor: 'seller', action: 'rejected', summary: booking.reason });
+          return { rejected: { code: booking.code ?? 'POLICY_VIOLATION', reason: booking.reason } };
+        }
+        const packages = (await loadPackages(tx, [id])).get(id)!;
+        // The flight cannot start before the confirmation.
+        const start = b.asap || b.start_time < now ? now : b.start_time;
+        if (start.getTime() !== b.start_time.getTime()) await deps.adServer.amend(tx, id, { startTime: start });
+        const next: BuyRow = {
+          ...b,
+          status: requireTransition(b.status, needsCreatives(packages) ? 'pending_creatives' : 'pending_start'),
+          start_time: start,
+          revision: b.revision + 1,
+          confirmed_at: now,
+          updated_at: now,
+        };
+        await updateBuy(tx, id, {
+          status: next.status,
+          start_time: start,
+          revision: next.revision,
+          confirmed_at: now,
+          updated_at: now,
+          due_at: dueAt(next, delayMs()),
+        });
+        await addHistory(tx, { mediaBuyId: id, revision: next.revision, at: now, actor: 'seller', action: 'confirmed', summary: 'Approved after review' });
+        return {};
+      });
+      if (outcome.wait) return reschedule({ state, runAt: outcome.wait, status: 'working', message: 'Waiting for the seller review' });
+      const reviewed = (await loadBuy(deps.db, id, null))!;
+      if (reviewed.governance) {
+        await reportGovernanceOutcome(
+          deps,
+          reviewed.owner,
+          reviewed.governance,
+          outcome.rejected ? { outcome: 'failed' } : { outcome: 'completed', seller_reference: id, committed_budget: reviewed.total_budget },
+        );
+      }
+      if (outcome.rejected)
+        throw new ProtocolError(outcome.rejected.code, `The seller refused this media buy: ${outcome.rejected.reason}`, { recovery: 'terminal' });
+      return renderBuy(reviewed, (await loadPackages(deps.db, [id])).get(id)!) as Json;
+    },
+  });
+}

@@ -1,0 +1,86 @@
+import { ProtocolError } from '../../../core/errors.ts';
+import type { Json } from '../../../core/task.ts';
+import type { GovernanceOutcome } from '../../../core/ports/governance.ts';
+import type { SalesDeps } from '../deps.ts';
+import type { PlannedPackage } from './packages.ts';
+
+/** The decision a buy was created under, stored with it and shown in its answers (`governance`). */
+export interface BuyGovernance {
+  plan_id: string;
+  check_id: string;
+  status: 'approved' | 'conditions';
+  explanation: string;
+  conditions: Json[];
+  expires_at?: string;
+  governance_context: string;
+}
+
+/**
+ * Ask the governance agent about a buy before anything is written: denied is GOVERNANCE_DENIED
+ * (nothing written); approved with conditions proceeds, the conditions attached to the buy.
+ * Without a plan_id nothing is asked, unless the seller requires one.
+ */
+export async function consultGovernance(
+  deps: SalesDeps,
+  request: { owner: string; planId?: string; payload: Json; planned: readonly PlannedPackage[]; total: number; currency: string; start: Date; end: Date },
+): Promise<BuyGovernance | null> {
+  const g = deps.governance;
+  if (!g) return null;
+  if (!request.planId) {
+    if (deps.options.governanceRequired)
+      throw new ProtocolError('INVALID_REQUEST', 'plan_id: is required: this seller consults a governance agent before every media buy', { field: 'plan_id' });
+    return null;
+  }
+  const channels = [...new Set(request.planned.flatMap((p) => p.product.channels))];
+  const countries = [...new Set(request.planned.flatMap((p) => p.product.countries))];
+  const decision = await g.check({
+    owner: request.owner,
+    plan_id: request.planId,
+    caller: deps.options.agentUrl,
+    tool: 'create_media_buy',
+    phase: 'purchase',
+    purchase_type: 'media_buy',
+    payload: request.payload,
+    planned_delivery: {
+      total_budget: request.total,
+      currency: request.currency,
+      channels,
+      ...(countries.length ? { geo: { countries } } : {}),
+      start_time: request.start.toISOString(),
+      end_time: request.end.toISOString(),
+    },
+  });
+  if (decision.status === 'denied') {
+    throw new ProtocolError('GOVERNANCE_DENIED', `The governance agent denied this media buy: ${decision.explanation}`.slice(0, 1000), {
+      status: 403,
+      field: 'plan_id',
+      recovery: 'correctable',
+      suggestion: 'Change the buy to fit the plan (see details.findings), or update the plan',
+      details: { plan_id: decision.plan_id, check_id: decision.check_id, findings: decision.findings },
+    });
+  }
+  return {
+    plan_id: decision.plan_id,
+    check_id: decision.check_id,
+    status: decision.status,
+    explanation: decision.explanation,
+    conditions: decision.conditions as unknown as Json[],
+    ...(decision.expires_at ? { expires_at: decision.expires_at } : {}),
+    governance_context: decision.governance_context ?? decision.check_id,
+  };
+}
+
+/** Tell the governance agent what became of a checked buy; a failure is logged (the buy stands). */
+export async function reportGovernanceOutcome(
+  deps: SalesDeps,
+  owner: string,
+  g: BuyGovernance,
+  outcome: Omit<GovernanceOutcome, 'owner' | 'plan_id' | 'check_id' | 'governance_context'>,
+): Promise<void> {
+  if (!deps.governance) return;
+  try {
+    await deps.governance.reportOutcome({ owner, plan_id: g.plan_id, check_id: g.check_id, governance_context: g.governance_context, ...outcome });
+  } catch (error) {
+    deps.logger.warn({ err: error, plan_id: g.plan_id, check_id: g.check_id }, 'governance outcome could not be reported');
+  }
+}

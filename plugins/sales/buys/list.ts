@@ -1,0 +1,118 @@
+import * as v from 'valibot';
+import { sql } from '../../../core/sql.ts';
+import { defineTask, type Json } from '../../../core/task.ts';
+import type { WebhookActivityRecord } from '../../../core/ports/webhook-activity.ts';
+import type { SalesDeps } from '../deps.ts';
+import { accountRef, pagination, pins31, versionFields } from '../schemas.ts';
+import { resolveAccount, type AccountRow } from '../accounts.ts';
+import { openImpairments } from '../impairments.ts';
+import { decodeOffset, fingerprint, pageInfo } from '../pagination.ts';
+import { loadHistory, loadPackages, queryBuys } from './store.ts';
+import { renderListedBuy } from './render.ts';
+import { loadFeedback } from '../feedback.ts';
+
+const STATUSES = ['pending_creatives', 'pending_start', 'active', 'paused', 'completed', 'rejected', 'canceled'] as const;
+const status = v.picklist(STATUSES, `must be one of ${STATUSES.join(', ')}`);
+
+/** webhook-activity-record.json. */
+function renderActivity(r: WebhookActivityRecord): Json {
+  const out: Json = {
+    idempotency_key: r.idempotencyKey,
+    fired_at: r.firedAt.toISOString(),
+    completed_at: r.completedAt?.toISOString() ?? null,
+    notification_type: r.notificationType,
+    attempt: r.attempt,
+    status: r.status,
+    url: r.url,
+    http_status_code: r.httpStatusCode,
+    payload_size_bytes: r.payloadSizeBytes,
+    error_message: r.errorMessage,
+  };
+  if (r.sequenceNumber !== undefined) out.sequence_number = r.sequenceNumber;
+  return out;
+}
+
+export function getMediaBuysTask(deps: SalesDeps) {
+  return defineTask({
+    name: 'get_media_buys',
+    description:
+      "The caller's media buys (by ids, status or account) with packages, valid actions, health and open impairments; optionally their recent webhook fires (include_webhook_activity), revision history and delivery snapshots. Cursor pagination.",
+    protocol: 'media_buy',
+    input: v.object({
+      ...versionFields,
+      account: v.optional(accountRef),
+      media_buy_ids: v.optional(
+        v.pipe(
+          v.array(v.pipe(v.string(), v.maxLength(128)), 'must be an array of ids'),
+          v.minLength(1, 'must not be empty'),
+          v.maxLength(100, 'accepts at most 100 ids'),
+        ),
+      ),
+      status_filter: v.optional(v.union([status, v.pipe(v.array(status), v.minLength(1))], `must be a status or an array of ${STATUSES.join(', ')}`)),
+      include_snapshot: v.optional(v.boolean()),
+      include_history: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0), v.maxValue(100, 'must be at most 100'))),
+      include_webhook_activity: v.optional(v.boolean()),
+      webhook_activity_limit: v.optional(
+        v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(100, 'must be at most 100')),
+      ),
+      pagination,
+    }),
+    async handler({ input, principal, clock }) {
+      const owner = principal.orgId;
+      let account: AccountRow | undefined;
+      if (input.account) account = await resolveAccount(deps.db, owner, input.account);
+      // Buys still under the seller's review are not confirmed media buys yet.
+      const where = [sql`owner = ${owner}::text`, sql`status <> 'pending_review'`];
+      // 3.0 has no unconfirmed buys (confirmed_at is a timestamp there): rejected-before-confirmation ones are for 3.1 readers.
+      const v31 = pins31(input) || input.include_webhook_activity !== undefined;
+      if (!v31) where.push(sql`confirmed_at IS NOT NULL`);
+      if (account) where.push(sql`account_id = ${account.account_id}::text`);
+      if (input.media_buy_ids) where.push(sql`media_buy_id = ANY(${input.media_buy_ids}::text[])`);
+      const statuses = input.status_filter === undefined ? undefined : Array.isArray(input.status_filter) ? input.status_filter : [input.status_filter];
+      if (statuses) where.push(sql`status = ANY(${statuses}::text[])`);
+      const limit = input.pagination?.max_results ?? 50;
+      const print = fingerprint([owner, input.account, input.media_buy_ids, statuses, v31]);
+      const offset = decodeOffset(input.pagination?.cursor, print);
+      const [count] = await deps.db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM sales_media_buys WHERE ${sql.join(where, ' AND ')}`);
+      const buys = await queryBuys(deps.db, sql.join(where, ' AND '), sql`ORDER BY created_at, media_buy_id LIMIT ${limit}::int OFFSET ${offset}::int`);
+      const ids = buys.map((b) => b.media_buy_id);
+      const [packages, impairments, feedback, history, accounts] = await Promise.all([
+        loadPackages(deps.db, ids),
+        openImpairments(deps.db, ids),
+        loadFeedback(deps.db, ids),
+        input.include_history ? loadHistory(deps.db, ids, input.include_history) : Promise.resolve(null),
+        deps.db.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE account_id = ANY(${[...new Set(buys.map((b) => b.account_id))]}::text[])`),
+      ]);
+      const accountOf = new Map(accounts.map((a) => [a.account_id, { account_id: a.account_id, name: a.name, status: a.status }]));
+      const activity = input.include_webhook_activity && deps.activity ? await deps.activity.recent(owner, ids, input.webhook_activity_limit ?? 20) : null;
+      const now = clock.now();
+      const media_buys: Json[] = [];
+      for (const b of buys) {
+        const pkgs = packages.get(b.media_buy_id)!;
+        const out = renderListedBuy(b, pkgs, accountOf.get(b.account_id));
+        const open = impairments.get(b.media_buy_id)!;
+        out.health = open.length ? 'impaired' : 'ok';
+        out.impairments = open;
+        // Extension member (both versions allow it): what the buyer reported with provide_performance_feedback.
+        const received = feedback.get(b.media_buy_id)!;
+        if (received.length) out.performance_feedback = received;
+        if (history) out.history = history.get(b.media_buy_id)!;
+        // Three states: omitted (not asked, or no push channel), [] (nothing fired), records.
+        if (activity && (b.push_config || b.reporting_webhook)) out.webhook_activity = activity.get(b.media_buy_id)!.map(renderActivity);
+        if (input.include_snapshot) {
+          const [rep] = await deps.adServer.report(deps.db, b.media_buy_id, [{ start: b.start_time, end: now }], now);
+          const lines = new Map(rep!.lines.map((l) => [l.packageId, l]));
+          const staleness = deps.adServer.reporting.expectedDelayMinutes * 60;
+          for (const p of out.packages as Json[]) {
+            const l = lines.get(p.package_id as string) ?? { impressions: 0, spend: 0, clicks: 0 };
+            p.snapshot = { as_of: now.toISOString(), staleness_seconds: staleness, impressions: l.impressions, spend: l.spend, clicks: l.clicks };
+          }
+        }
+        media_buys.push(out);
+      }
+      const body: Json = { media_buys, pagination: pageInfo(offset, buys.length, count!.n, print) };
+      if (deps.options.sandbox) body.sandbox = true;
+      return body;
+    },
+  });
+}

@@ -1,0 +1,310 @@
+import * as v from 'valibot';
+import { sql } from '../../../core/sql.ts';
+import { ProtocolError } from '../../../core/errors.ts';
+import { defineTask, type Json } from '../../../core/task.ts';
+import type { SalesDeps } from '../deps.ts';
+import { accountRef, creativeAssignment, money, packageRequest, pushConfig, reportingWebhook, timestamp, versionFields } from '../schemas.ts';
+import { resolveAccount } from '../accounts.ts';
+import { sealChannel } from '../channels.ts';
+import { dueAt } from '../lifecycle.ts';
+import { reemitOpen } from '../impairments.ts';
+import { assign, fits, promoteIfReady } from '../creatives.ts';
+import { checkChannel } from './create.ts';
+import { needsCreatives, planPackages, writePackages } from './packages.ts';
+import { requireAction, requireTransition, VALID_ACTIONS } from './status.ts';
+import { addHistory, loadBuy, loadPackages, TERMINAL, updateBuy, type BuyRow, type PackageRow } from './store.ts';
+import { renderPackage } from './render.ts';
+
+const packageUpdate = v.object({
+  package_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128)),
+  budget: v.optional(money),
+  bid_price: v.optional(money),
+  paused: v.optional(v.boolean()),
+  canceled: v.optional(v.literal(true, 'must be true (a package cannot be un-canceled)')),
+  cancellation_reason: v.optional(v.pipe(v.string(), v.maxLength(500))),
+  creative_assignments: v.optional(v.pipe(v.array(creativeAssignment), v.maxLength(50))),
+});
+
+export const updateMediaBuyInput = v.object({
+  ...versionFields,
+  account: v.optional(accountRef),
+  media_buy_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128)),
+  revision: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'))),
+  paused: v.optional(v.boolean()),
+  canceled: v.optional(v.literal(true, 'must be true (a media buy cannot be un-canceled)')),
+  cancellation_reason: v.optional(v.pipe(v.string(), v.maxLength(500))),
+  start_time: v.optional(v.union([v.literal('asap'), timestamp], 'must be "asap" or an ISO 8601 timestamp')),
+  end_time: v.optional(timestamp),
+  packages: v.optional(v.pipe(v.array(packageUpdate, 'must be an array of package changes'), v.minLength(1, 'must not be empty'), v.maxLength(50))),
+  new_packages: v.optional(v.pipe(v.array(packageRequest, 'must be an array of packages'), v.minLength(1, 'must not be empty'), v.maxLength(50))),
+  push_notification_config: v.optional(pushConfig),
+  reporting_webhook: v.optional(reportingWebhook),
+});
+
+export function updateMediaBuyTask(deps: SalesDeps) {
+  const delayMs = () => deps.adServer.reporting.expectedDelayMinutes * 60_000;
+  return defineTask({
+    name: 'update_media_buy',
+    description:
+      'Change a media buy (the actions in its valid_actions): pause or resume, cancel, budgets, dates, package changes, new packages, creative assignments, and replace push_notification_config or reporting_webhook (used from the next fire). Send `revision` for optimistic concurrency.',
+    protocol: 'media_buy',
+    mutating: true,
+    input: updateMediaBuyInput,
+    async handler({ input, principal, clock }) {
+      const owner = principal.orgId;
+      const actor = principal.orgName;
+      const changes = ['paused', 'canceled', 'start_time', 'end_time', 'packages', 'new_packages', 'push_notification_config', 'reporting_webhook'] as const;
+      if (!changes.some((k) => input[k] !== undefined)) {
+        throw new ProtocolError('INVALID_REQUEST', `Nothing to change: send one of ${changes.join(', ')}`, { field: 'media_buy_id' });
+      }
+      if (input.canceled && changes.some((k) => k !== 'canceled' && input[k] !== undefined)) {
+        throw new ProtocolError('INVALID_REQUEST', 'canceled: a cancellation cannot be combined with other changes', { field: 'canceled' });
+      }
+      const current = await loadBuy(deps.db, input.media_buy_id, owner);
+      if (!current || current.status === 'pending_review') {
+        throw new ProtocolError('MEDIA_BUY_NOT_FOUND', `No media buy ${input.media_buy_id.slice(0, 128)} for this caller`, {
+          status: 404,
+          field: 'media_buy_id',
+        });
+      }
+      if (input.account) {
+        const account = await resolveAccount(deps.db, owner, input.account);
+        if (account.account_id !== current.account_id)
+          throw new ProtocolError('MEDIA_BUY_NOT_FOUND', `No media buy ${input.media_buy_id} in account ${account.account_id}`, {
+            status: 404,
+            field: 'media_buy_id',
+          });
+      }
+      checkChannel(deps, input.push_notification_config, 'push_notification_config');
+      checkChannel(deps, input.reporting_webhook, 'reporting_webhook');
+      const now = clock.now();
+      const before = (await loadPackages(deps.db, [current.media_buy_id])).get(current.media_buy_id)!;
+      // Catalog and creative-agent checks need the network or the pool: before the transaction.
+      const planned = input.new_packages
+        ? await planPackages(deps, current.account_id, input.new_packages, 'new_packages', current.media_buy_id, before.length, current.currency, now)
+        : [];
+
+      return deps.db.transaction(async (tx) => {
+        const b = (await loadBuy(tx, current.media_buy_id, owner, true))!;
+        if (input.revision !== undefined && input.revision !== b.revision) {
+          throw new ProtocolError('CONFLICT', `revision: the media buy is at revision ${b.revision}, not ${input.revision}; read it again and retry`, {
+            field: 'revision',
+            details: { current_revision: b.revision },
+          });
+        }
+        if (TERMINAL.has(b.status)) {
+          throw new ProtocolError('INVALID_STATE', `Media buy ${b.media_buy_id} is ${b.status}: it can no longer change`, {
+            status: 409,
+            field: 'media_buy_id',
+            details: { current_status: b.status, valid_actions: [] },
+          });
+        }
+        const packages = (await loadPackages(tx, [b.media_buy_id])).get(b.media_buy_id)!;
+        const byId = new Map(packages.map((p) => [p.package_id, p]));
+        const next: BuyRow = { ...b, updated_at: now };
+        const summary: string[] = [];
+        const affected = new Set<string>();
+
+        if (input.canceled) {
+          requireAction(b.status, 'cancel', 'canceled');
+          await deps.adServer.setState(tx, b.media_buy_id, 'ended', now);
+          Object.assign(next, { status: 'canceled', ended_at: now, canceled_by: 'buyer', cancellation_reason: input.cancellation_reason ?? null });
+          summary.push('canceled');
+        }
+        if (input.paused === true && b.status !== 'paused') {
+          requireAction(b.status, 'pause', 'paused');
+          await deps.adServer.setState(
+            tx,
+            b.media_buy_id,
+            'paused',
+            now,
+            packages.filter((p) => !p.canceled).map((p) => p.package_id),
+          );
+          next.status = 'paused';
+          summary.push('paused');
+        }
+        if (input.paused === false && b.status !== 'active') {
+          requireAction(b.status, 'resume', 'paused');
+          await deps.adServer.setState(
+            tx,
+            b.media_buy_id,
+            'live',
+            now,
+            packages.filter((p) => !p.canceled && !p.paused).map((p) => p.package_id),
+          );
+          next.status = 'active';
+          summary.push('resumed');
+        }
+        if (input.start_time !== undefined) {
+          requireAction(b.status, 'update_dates', 'start_time');
+          if (b.started_at)
+            throw new ProtocolError('INVALID_STATE', 'start_time: the campaign has started; only end_time can change', { status: 409, field: 'start_time' });
+          const start = input.start_time === 'asap' ? now : new Date(input.start_time);
+          if (start.getTime() < now.getTime() - 5 * 60_000)
+            throw new ProtocolError('INVALID_REQUEST', 'start_time: is in the past; send "asap" to start now', { field: 'start_time' });
+          next.start_time = start;
+          next.asap = input.start_time === 'asap';
+          summary.push('start_time');
+        }
+        if (input.end_time !== undefined) {
+          requireAction(b.status, 'update_dates', 'end_time');
+          const end = new Date(input.end_time);
+          if (end <= now || end <= next.start_time)
+            throw new ProtocolError('INVALID_REQUEST', 'end_time: must be in the future and after start_time', { field: 'end_time' });
+          next.end_time = end;
+          summary.push('end_time');
+        }
+        if (input.start_time !== undefined || input.end_time !== undefined)
+          await deps.adServer.amend(tx, b.media_buy_id, { startTime: next.start_time, endTime: next.end_time });
+
+        let spent: Map<string, number> | null = null;
+        const delivered = async () => {
+          if (spent) return spent;
+          const [rep] = await deps.adServer.report(tx, b.media_buy_id, [{ start: b.start_time, end: now }], now);
+          return (spent = new Map(rep!.lines.map((l) => [l.packageId, l.spend])));
+        };
+        for (const [i, u] of (input.packages ?? []).entries()) {
+          const at = `packages[${i}]`;
+          const pkg = byId.get(u.package_id);
+          if (!pkg)
+            throw new ProtocolError('PACKAGE_NOT_FOUND', `No package ${u.package_id.slice(0, 128)} in media buy ${b.media_buy_id}`, {
+              status: 404,
+              field: `${at}.package_id`,
+            });
+          if (pkg.canceled) throw new ProtocolError('INVALID_STATE', `Package ${pkg.package_id} is canceled`, { status: 409, field: `${at}.package_id` });
+          const changed: Partial<PackageRow> = {};
+          if (u.budget !== undefined) {
+            requireAction(b.status, 'update_budget', `${at}.budget`);
+            const floor = Math.max(deps.options.minPackageBudget, (await delivered()).get(pkg.package_id) ?? 0);
+            if (u.budget < floor) {
+              throw new ProtocolError('BUDGET_TOO_LOW', `${at}.budget: ${u.budget} is below ${floor} ${pkg.currency} (the minimum or what was already spent)`, {
+                field: `${at}.budget`,
+                details: { minimum_budget: floor },
+              });
+            }
+            changed.budget = u.budget;
+          }
+          if (u.bid_price !== undefined) {
+            requireAction(b.status, 'update_packages', `${at}.bid_price`);
+            changed.bid_price = u.bid_price;
+          }
+          if (u.paused !== undefined && u.paused !== pkg.paused) {
+            requireAction(b.status, 'update_packages', `${at}.paused`);
+            changed.paused = u.paused;
+            if (next.status === 'active') await deps.adServer.setState(tx, b.media_buy_id, u.paused ? 'paused' : 'live', now, [pkg.package_id]);
+          }
+          if (u.canceled) {
+            requireAction(b.status, 'update_packages', `${at}.canceled`);
+            changed.canceled = true;
+            await deps.adServer.setState(tx, b.media_buy_id, 'ended', now, [pkg.package_id]);
+          }
+          for (const [j, a] of (u.creative_assignments ?? []).entries()) {
+            requireAction(b.status, 'sync_creatives', `${at}.creative_assignments`);
+            const [c] = await tx.query<{ format_key: string }>(
+              sql`SELECT format_key FROM sales_creatives WHERE account_id = ${b.account_id}::text AND creative_id = ${a.creative_id}::text`,
+            );
+            if (!c)
+              throw new ProtocolError('CREATIVE_NOT_FOUND', `Creative ${a.creative_id} is not in the account library`, {
+                status: 404,
+                field: `${at}.creative_assignments[${j}].creative_id`,
+              });
+            if (!fits(pkg, c.format_key))
+              throw new ProtocolError('FORMAT_NOT_SUPPORTED', `Creative ${a.creative_id} does not fit the formats of package ${pkg.package_id}`, {
+                field: `${at}.creative_assignments[${j}].creative_id`,
+              });
+            await assign(tx, b.account_id, a.creative_id, pkg.package_id, a.weight, now);
+          }
+          Object.assign(pkg, changed);
+          await tx.query(sql`UPDATE sales_packages SET budget = ${pkg.budget}::numeric, bid_price = ${pkg.bid_price}::numeric, paused = ${pkg.paused}::boolean,
+            canceled = ${pkg.canceled}::boolean WHERE package_id = ${pkg.package_id}::text`);
+          if (changed.budget !== undefined || changed.bid_price !== undefined) {
+            await deps.adServer.amend(tx, b.media_buy_id, {
+              lines: [
+                {
+                  packageId: pkg.package_id,
+                  productId: pkg.product_id,
+                  budget: pkg.budget,
+                  pricingModel: pkg.pricing_model,
+                  rate: pkg.bid_price ?? pkg.rate,
+                  currency: pkg.currency,
+                  ctr: 0,
+                },
+              ],
+            });
+          }
+          affected.add(pkg.package_id);
+          summary.push(`package ${pkg.package_id}`);
+        }
+        if (planned.length) {
+          requireAction(b.status, 'add_packages', 'new_packages');
+          await writePackages(tx, owner, b.account_id, planned, now);
+          await deps.adServer.amend(tx, b.media_buy_id, { lines: planned.map((p) => p.line) });
+          const live = planned.filter((p) => !p.row.paused).map((p) => p.row.package_id);
+          if (next.status === 'active' && live.length) await deps.adServer.setState(tx, b.media_buy_id, 'live', now, live);
+          for (const p of planned) affected.add(p.row.package_id);
+          summary.push(`${planned.length} new package(s)`);
+          // A package without creatives takes a buy that has not started back to waiting for them.
+          if (next.status === 'pending_start' && needsCreatives(planned.map((p) => p.row))) next.status = 'pending_creatives';
+        }
+        if (input.push_notification_config) {
+          next.push_config = await sealChannel(deps.box, { ...input.push_notification_config, registered_by: 'update_media_buy' });
+          // Open impairments are fired again at the new address (same notification_id, new idempotency key).
+          if (await reemitOpen(tx, b.media_buy_id)) next.impairments_due_at = now;
+          summary.push('push_notification_config');
+        }
+        if (input.reporting_webhook) {
+          if (!deps.adServer.reporting.granularities.includes(input.reporting_webhook.reporting_frequency)) {
+            throw new ProtocolError(
+              'UNSUPPORTED_GRANULARITY',
+              `reporting_webhook.reporting_frequency: ${input.reporting_webhook.reporting_frequency} reports are not available`,
+              { field: 'reporting_webhook.reporting_frequency' },
+            );
+          }
+          next.reporting_webhook = await sealChannel(deps.box, { ...input.reporting_webhook, registered_by: 'update_media_buy' });
+          summary.push('reporting_webhook');
+        }
+        requireTransition(b.status, next.status);
+        next.total_budget = Math.round([...packages.filter((p) => !p.canceled), ...planned.map((p) => p.row)].reduce((s, p) => s + p.budget, 0) * 100) / 100;
+        next.revision = b.revision + 1;
+        await updateBuy(tx, b.media_buy_id, {
+          status: next.status,
+          revision: next.revision,
+          total_budget: next.total_budget,
+          start_time: next.start_time,
+          end_time: next.end_time,
+          ended_at: next.ended_at,
+          canceled_by: next.canceled_by,
+          cancellation_reason: next.cancellation_reason,
+          push_config: next.push_config,
+          reporting_webhook: next.reporting_webhook,
+          impairments_due_at: next.impairments_due_at,
+          updated_at: now,
+          due_at: dueAt(next, delayMs()),
+        });
+        await addHistory(tx, {
+          mediaBuyId: b.media_buy_id,
+          revision: next.revision,
+          at: now,
+          actor,
+          action: input.canceled ? 'canceled' : 'updated',
+          summary: summary.join(', '),
+        });
+        await promoteIfReady(tx, b.media_buy_id, actor, now);
+        const after = (await loadBuy(tx, b.media_buy_id, owner))!;
+        const rows = (await loadPackages(tx, [b.media_buy_id])).get(b.media_buy_id)!;
+        const body: Json = {
+          media_buy_id: after.media_buy_id,
+          media_buy_status: after.status,
+          revision: after.revision,
+          currency: after.currency,
+          total_budget: after.total_budget,
+          implementation_date: now.toISOString(),
+          affected_packages: rows.filter((p) => affected.has(p.package_id)).map(renderPackage),
+          valid_actions: [...VALID_ACTIONS[after.status]],
+          sandbox: after.sandbox,
+        };
+        return body;
+      });
+    },
+  });
+}

@@ -1,0 +1,266 @@
+import * as v from 'valibot';
+import { sql } from '../../core/sql.ts';
+import { ProtocolError } from '../../core/errors.ts';
+import { defineTask, type Json } from '../../core/task.ts';
+import type { Conversion } from '../../core/ports/ad-server.ts';
+import type { SalesDeps } from './deps.ts';
+import { accountRef, timestamp, versionFields } from './schemas.ts';
+import { resolveAccount } from './accounts.ts';
+import { findPlaintextPii, SHA256_HEX } from './pii.ts';
+
+const EVENT_TYPES = [
+  'page_view',
+  'view_content',
+  'select_content',
+  'select_item',
+  'search',
+  'share',
+  'add_to_cart',
+  'remove_from_cart',
+  'viewed_cart',
+  'add_to_wishlist',
+  'initiate_checkout',
+  'add_payment_info',
+  'purchase',
+  'refund',
+  'lead',
+  'qualify_lead',
+  'close_convert_lead',
+  'disqualify_lead',
+  'complete_registration',
+  'subscribe',
+  'follow',
+  'content_view',
+  'watch_milestone',
+  'start_trial',
+  'app_install',
+  'app_launch',
+  'contact',
+  'schedule',
+  'donate',
+  'submit_application',
+  'custom',
+] as const;
+const ACTION_SOURCES = ['website', 'app', 'offline', 'phone_call', 'chat', 'email', 'in_store', 'system_generated', 'other'] as const;
+const eventType = v.picklist(EVENT_TYPES, 'must be an event type of enums/event-type.json');
+const sourceId = v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
+const DAY = 86_400_000;
+
+export function syncEventSourcesTask(deps: SalesDeps) {
+  return defineTask({
+    name: 'sync_event_sources',
+    description:
+      'Register the conversion event sources (pixels, server-side feeds) of an account, which log_event then reports events against. Without event_sources, lists them.',
+    protocol: 'media_buy',
+    requestSchema: 'media-buy/sync-event-sources-request.json',
+    mutating: true,
+    input: v.looseObject({
+      ...versionFields,
+      account: accountRef,
+      event_sources: v.optional(
+        v.pipe(
+          v.array(
+            v.looseObject({
+              event_source_id: sourceId,
+              name: v.optional(v.pipe(v.string(), v.maxLength(255))),
+              event_types: v.optional(v.pipe(v.array(eventType), v.minLength(1, 'must not be empty'))),
+              action_source: v.optional(v.picklist(ACTION_SOURCES)),
+              allowed_domains: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(253))), v.minLength(1), v.maxLength(100))),
+            }),
+          ),
+          v.minLength(1, 'must not be empty'),
+          v.maxLength(100, 'accepts at most 100 event sources'),
+          v.check((list) => new Set(list.map((s) => s.event_source_id)).size === list.length, 'lists the same event_source_id twice'),
+        ),
+      ),
+      delete_missing: v.optional(v.boolean()),
+    }),
+    async handler({ input, principal, clock }) {
+      const owner = principal.orgId;
+      const account = await resolveAccount(deps.db, owner, input.account);
+      const now = clock.now();
+      const sources = await deps.db.transaction(async (tx) => {
+        type Row = { event_source_id: string; account_id: string; name: string | null; event_types: string[] | null; allowed_domains: string[] | null };
+        const rows = await tx.query<Row>(sql`SELECT * FROM sales_event_sources WHERE owner = ${owner}::text FOR UPDATE`);
+        const mine = new Map(rows.filter((r) => r.account_id === account.account_id).map((r) => [r.event_source_id, r]));
+        const render = (r: Pick<Row, 'event_source_id' | 'name' | 'event_types'>, action: string): Json => ({
+          event_source_id: r.event_source_id,
+          seller_id: `es_${r.event_source_id}`,
+          ...(r.name ? { name: r.name } : {}),
+          ...(r.event_types ? { event_types: r.event_types } : {}),
+          managed_by: 'buyer',
+          setup: { snippet_type: 'server_only', instructions: 'Send events with log_event naming this event_source_id' },
+          action,
+        });
+        if (!input.event_sources) return [...mine.values()].map((r) => render(r, 'unchanged'));
+        const out: Json[] = [];
+        for (const [i, s] of input.event_sources.entries()) {
+          const taken = rows.find((r) => r.event_source_id === s.event_source_id && r.account_id !== account.account_id);
+          if (taken)
+            throw new ProtocolError('CONFLICT', `event_sources[${i}].event_source_id: ${s.event_source_id} belongs to another of your accounts`, {
+              field: `event_sources[${i}].event_source_id`,
+            });
+          const before = mine.get(s.event_source_id);
+          const next = {
+            event_source_id: s.event_source_id,
+            name: s.name ?? before?.name ?? null,
+            event_types: s.event_types ?? before?.event_types ?? null,
+            allowed_domains: s.allowed_domains ?? before?.allowed_domains ?? null,
+          };
+          const changed =
+            !before ||
+            JSON.stringify([before.name, before.event_types, before.allowed_domains]) !== JSON.stringify([next.name, next.event_types, next.allowed_domains]);
+          if (changed) {
+            await tx.query(sql`INSERT INTO sales_event_sources (owner, event_source_id, account_id, name, event_types, allowed_domains, created_at, updated_at)
+              VALUES (${owner}::text, ${s.event_source_id}::text, ${account.account_id}::text, ${next.name}::text, ${next.event_types}::text[], ${next.allowed_domains}::text[],
+                      ${now}::timestamptz, ${now}::timestamptz)
+              ON CONFLICT (owner, event_source_id) DO UPDATE SET name = EXCLUDED.name, event_types = EXCLUDED.event_types,
+                allowed_domains = EXCLUDED.allowed_domains, updated_at = EXCLUDED.updated_at`);
+          }
+          out.push(render(next, !before ? 'created' : changed ? 'updated' : 'unchanged'));
+        }
+        if (input.delete_missing) {
+          const keep = new Set(input.event_sources.map((s) => s.event_source_id));
+          for (const r of mine.values()) {
+            if (keep.has(r.event_source_id)) continue;
+            await tx.query(sql`DELETE FROM sales_event_sources WHERE owner = ${owner}::text AND event_source_id = ${r.event_source_id}::text`);
+            out.push(render(r, 'deleted'));
+          }
+        }
+        return out;
+      });
+      const body: Json = { event_sources: sources };
+      if (deps.options.sandbox || account.sandbox) body.sandbox = true;
+      return body;
+    },
+  });
+}
+
+const event = v.pipe(
+  v.looseObject({
+    event_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(256, 'must be at most 256 characters')),
+    event_type: eventType,
+    event_time: timestamp,
+    user_match: v.optional(
+      v.looseObject({
+        hashed_email: v.optional(v.pipe(v.string(), v.regex(SHA256_HEX, 'must be the SHA-256 digest of the normalized email address: plaintext is refused'))),
+        hashed_phone: v.optional(v.pipe(v.string(), v.regex(SHA256_HEX, 'must be the SHA-256 digest of the normalized phone number: plaintext is refused'))),
+      }),
+    ),
+    custom_data: v.optional(
+      v.looseObject({
+        value: v.optional(v.pipe(v.number('must be a number'), v.finite(), v.minValue(0, 'must be at least 0'), v.maxValue(1e9))),
+        currency: v.optional(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'))),
+      }),
+    ),
+    action_source: v.optional(v.picklist(ACTION_SOURCES)),
+    event_source_url: v.optional(v.pipe(v.string(), v.maxLength(2048), v.url('must be an absolute URL'))),
+    custom_event_name: v.optional(v.pipe(v.string(), v.maxLength(128))),
+  }),
+  // user_match carries digests and ids: a plaintext email or phone number anywhere in it is refused.
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed || !dataset.value.user_match) return;
+    const hit = findPlaintextPii(dataset.value.user_match);
+    if (hit !== null)
+      addIssue({
+        message: 'holds a plaintext email address or phone number: send SHA-256 digests',
+        path: [{ type: 'object', origin: 'value', input: dataset.value, key: `user_match.${hit}`, value: undefined }],
+      });
+  }),
+);
+
+export function logEventTask(deps: SalesDeps) {
+  return defineTask({
+    name: 'log_event',
+    description:
+      "Report conversion events against an event source (sync_event_sources). Events are deduplicated by event_id per source; new ones are attributed to the account's media buys serving at the event time and appear as conversions in get_media_buy_delivery. test_event_code marks test events (validated, not attributed).",
+    protocol: 'media_buy',
+    requestSchema: 'media-buy/log-event-request.json',
+    mutating: true,
+    input: v.looseObject({
+      ...versionFields,
+      event_source_id: sourceId,
+      test_event_code: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
+      events: v.pipe(v.array(event, 'must be an array of events'), v.minLength(1, 'must not be empty'), v.maxLength(10_000, 'accepts at most 10000 events')),
+    }),
+    async handler({ input, principal, clock }) {
+      const owner = principal.orgId;
+      const now = clock.now();
+      const [source] = await deps.db.query<{ account_id: string; event_types: string[] | null }>(
+        sql`SELECT account_id, event_types FROM sales_event_sources WHERE owner = ${owner}::text AND event_source_id = ${input.event_source_id}::text`,
+      );
+      if (!source) {
+        throw new ProtocolError('REFERENCE_NOT_FOUND', `No event source ${input.event_source_id} for this caller`, {
+          status: 404,
+          field: 'event_source_id',
+          suggestion: 'Register it with sync_event_sources',
+        });
+      }
+      const test = input.test_event_code !== undefined;
+      const failures: Json[] = [];
+      const accepted: typeof input.events = [];
+      const seen = new Set<string>();
+      for (const e of input.events) {
+        const at = new Date(e.event_time);
+        if (source.event_types && !source.event_types.includes(e.event_type))
+          failures.push({ event_id: e.event_id, code: 'INVALID_REQUEST', message: `event_type ${e.event_type} is not tracked by this event source` });
+        else if (at.getTime() > now.getTime() + 5 * 60_000)
+          failures.push({ event_id: e.event_id, code: 'INVALID_REQUEST', message: 'event_time is in the future' });
+        else if (at.getTime() < now.getTime() - 90 * DAY)
+          failures.push({ event_id: e.event_id, code: 'INVALID_REQUEST', message: 'event_time is more than 90 days old' });
+        else if (!seen.has(e.event_id)) {
+          seen.add(e.event_id);
+          accepted.push(e);
+        }
+      }
+      const processed = await deps.db.transaction(async (tx) => {
+        // One statement for the batch: events already logged for this source are skipped.
+        const rows = accepted.map((e) => ({
+          event_id: e.event_id,
+          event_type: e.event_type,
+          event_time: e.event_time,
+          value: e.custom_data?.value ?? null,
+          currency: e.custom_data?.currency ?? null,
+        }));
+        const inserted = await tx.query<{
+          event_id: string;
+        }>(sql`INSERT INTO sales_events (owner, event_source_id, event_id, event_type, event_time, value, currency, test, received_at)
+          SELECT ${owner}::text, ${input.event_source_id}::text, x.event_id, x.event_type, x.event_time, x.value, x.currency, ${test}::boolean, ${now}::timestamptz
+          FROM jsonb_to_recordset(${rows}::jsonb) AS x(event_id text, event_type text, event_time timestamptz, value numeric, currency text)
+          ON CONFLICT (owner, event_source_id, event_id) DO NOTHING RETURNING event_id`);
+        const fresh = new Set(inserted.map((r) => r.event_id));
+        if (test || !fresh.size) return fresh.size;
+        // Attribution happens in the ad server, to lines of the account's buys serving at the event times.
+        const times = accepted.filter((e) => fresh.has(e.event_id)).map((e) => new Date(e.event_time).getTime());
+        const buys = await tx.query<{ media_buy_id: string }>(sql`SELECT media_buy_id FROM sales_media_buys
+          WHERE account_id = ${source.account_id}::text AND started_at IS NOT NULL
+            AND started_at <= ${new Date(Math.max(...times))}::timestamptz AND COALESCE(ended_at, end_time) > ${new Date(Math.min(...times))}::timestamptz`);
+        const conversions: Conversion[] = accepted
+          .filter((e) => fresh.has(e.event_id))
+          .map((e) => ({
+            key: `${owner}:${input.event_source_id}:${e.event_id}`,
+            eventType: e.event_type,
+            at: new Date(e.event_time),
+            ...(e.custom_data?.value !== undefined ? { value: e.custom_data.value } : {}),
+            ...(e.custom_data?.currency ? { currency: e.custom_data.currency } : {}),
+          }));
+        if (buys.length)
+          await deps.adServer.recordConversions(
+            tx,
+            buys.map((b) => b.media_buy_id),
+            conversions,
+          );
+        return fresh.size;
+      });
+      const duplicates = input.events.length - failures.length - processed;
+      const body: Json = { events_received: input.events.length, events_processed: processed };
+      if (failures.length) body.partial_failures = failures;
+      const warnings: string[] = [];
+      if (duplicates) warnings.push(`${duplicates} event(s) repeated an event_id already logged for this source`);
+      if (test) warnings.push('Test events: validated and stored, not attributed to delivery');
+      if (warnings.length) body.warnings = warnings;
+      if (deps.options.sandbox) body.sandbox = true;
+      return body;
+    },
+  });
+}

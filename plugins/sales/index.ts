@@ -1,0 +1,192 @@
+import * as v from 'valibot';
+import { join } from 'node:path';
+import { definePlugin, optional } from '../../core/plugin.ts';
+import { loadMigrations } from '../../core/migrations.ts';
+import { Database } from '../../core/ports/database.ts';
+import { Clock } from '../../core/ports/clock.ts';
+import { Ids } from '../../core/ports/ids.ts';
+import { SecretBox } from '../../core/ports/secrets.ts';
+import { Crawler } from '../../core/ports/crawler.ts';
+import { Inventory } from '../../core/ports/inventory.ts';
+import { AdServer } from '../../core/ports/ad-server.ts';
+import { WebhookOutbox } from '../../core/ports/webhook-outbox.ts';
+import { WebhookActivity } from '../../core/ports/webhook-activity.ts';
+import { TaskNotifier } from '../../core/ports/task-notifier.ts';
+import { CreativeFormats } from '../../core/ports/creative-formats.ts';
+import { Governance } from '../../core/ports/governance.ts';
+import { TestController } from '../../core/ports/test-controller.ts';
+import { AdServerSimulation } from '../../core/ports/ad-server-simulation.ts';
+import { ConfigError } from '../../core/config-error.ts';
+import { syncAudiencesTask } from './audiences.ts';
+import { logEventTask, syncEventSourcesTask } from './conversions.ts';
+import { providePerformanceFeedbackTask } from './feedback.ts';
+import { syncCatalogsTask } from './catalogs/sync.ts';
+import { createRemoteGovernance } from './governance-client.ts';
+import { salesScenarios } from './test-controls.ts';
+import { Tasks } from '../../core/task.ts';
+import type { SalesDeps } from './deps.ts';
+import { createFormatResolver } from './formats.ts';
+import { getProductsTask, reportingCapabilities } from './products.ts';
+import { listAccountsTask, syncAccountsTask } from './accounts.ts';
+import { createMediaBuyTask } from './buys/create.ts';
+import { updateMediaBuyTask } from './buys/update.ts';
+import { getMediaBuysTask } from './buys/list.ts';
+import { getMediaBuyDeliveryTask } from './delivery.ts';
+import { listCreativesTask, syncCreativesTask } from './creatives.ts';
+import { createEventHandler } from './impairments.ts';
+import { runDueBuy } from './lifecycle.ts';
+
+const options = v.object({
+  /** Every buy and answer is a sandbox (no real money): the public test agent. */
+  sandbox: v.optional(v.boolean(), false),
+  minPackageBudget: v.optional(v.pipe(v.number(), v.minValue(0)), 100),
+  maxPackages: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(50)), 50),
+  /** General impairments are batched per buy for this long (the spec's ceiling is 5 minutes). */
+  impairmentCoalesceSeconds: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(300, 'must be at most 300 (5 minutes)')), 300),
+  /** How long a creative agent's answer about a format id is trusted. */
+  formatCacheSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 3600),
+  /** How often the lifecycle job looks for due transitions, reports and impairment fires. */
+  jobIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10)), 1000),
+  /** This agent's URL as governance agents see it (default: server.publicUrl, else http://localhost:PORT). */
+  agentUrl: v.optional(v.pipe(v.string(), v.url('must be an absolute URL'))),
+  /**
+   * The governance agent consulted before create_media_buy when the buy names a plan_id: the one
+   * of this deployment (the Governance port), or a remote one at `agentUrl` (MCP) authenticated
+   * with `token`, the credential the plan owner issued to this seller. `required`: refuse buys
+   * without a plan_id.
+   */
+  governance: v.optional(
+    v.object({
+      agentUrl: v.optional(v.pipe(v.string(), v.url('must be an absolute URL'))),
+      token: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
+      required: v.optional(v.boolean(), false),
+    }),
+    {},
+  ),
+  minAudienceSize: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 1000),
+  audienceMatchRate: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1)), 0.7),
+  catalogSyncItems: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 1000),
+  maxCatalogItems: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000)), 50_000),
+  maxFeedBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1024), v.maxValue(100 * 1024 * 1024)), 10 * 1024 * 1024),
+  allowHttpFeeds: v.optional(v.boolean(), false),
+});
+
+export type SalesPluginOptions = v.InferInput<typeof options>;
+
+/**
+ * The sales agent (media-buy protocol): products from the Inventory port, accounts, media buys
+ * with their lifecycle on the AdServer port, creatives validated with the creative agent that
+ * defines their formats, delivery reporting, and persistent webhooks (start, delivery reports,
+ * impairments) through the webhook outbox, scheduled by one job that claims due buys with
+ * FOR UPDATE SKIP LOCKED. Buyer data: hashed audiences, conversion events (attributed by the ad
+ * server), performance feedback and catalogs (feeds through the crawler). A governance agent
+ * (Governance port, or remote over MCP) is consulted before buys that name a plan; sandbox test
+ * scenarios go to the TestController port when the deployment has one.
+ */
+export default definePlugin({
+  name: 'sales',
+  deps: {
+    db: Database,
+    tasks: Tasks,
+    clock: Clock,
+    ids: Ids,
+    box: SecretBox,
+    inventory: Inventory,
+    adServer: AdServer,
+    outbox: WebhookOutbox,
+    activity: optional(WebhookActivity),
+    notifier: optional(TaskNotifier),
+    formats: optional(CreativeFormats),
+    crawler: optional(Crawler),
+    governance: optional(Governance),
+    controller: optional(TestController),
+    simulation: optional(AdServerSimulation),
+  },
+  options,
+  env: {
+    SALES_SANDBOX: { path: 'sandbox', type: 'bool' },
+    GOVERNANCE_AGENT_URL: 'governance.agentUrl',
+    GOVERNANCE_AGENT_TOKEN: 'governance.token',
+    GOVERNANCE_REQUIRED: { path: 'governance.required', type: 'bool' },
+  },
+  migrations: loadMigrations(join(import.meta.dir, 'migrations')),
+  init({ db, tasks, clock, ids, box, inventory, adServer, outbox, activity, notifier, formats, crawler, governance, controller, simulation }, kernel) {
+    const o = kernel.options;
+    const { publicUrl, port } = kernel.config.server;
+    let governanceAgent = governance;
+    if (o.governance.agentUrl) {
+      if (!crawler) throw new ConfigError('plugins.sales.governance.agentUrl: needs a crawler in the deployment (crawler-http) for outbound requests');
+      if (!o.governance.token) throw new ConfigError('plugins.sales.governance.token: is required with governance.agentUrl (set GOVERNANCE_AGENT_TOKEN)');
+      // A configured remote agent wins over a governance plugin in the same deployment.
+      governanceAgent = createRemoteGovernance(crawler, o.governance.agentUrl, o.governance.token);
+    }
+    const deps: SalesDeps = {
+      db,
+      clock,
+      ids,
+      box,
+      inventory,
+      adServer,
+      outbox,
+      activity,
+      notifier,
+      formats: createFormatResolver({ db, clock, local: formats, crawler, logger: kernel.logger }, o.formatCacheSeconds),
+      crawler,
+      governance: governanceAgent,
+      options: {
+        sandbox: o.sandbox,
+        minPackageBudget: o.minPackageBudget,
+        maxPackages: o.maxPackages,
+        impairmentCoalesceSeconds: o.impairmentCoalesceSeconds,
+        agentUrl: (o.agentUrl ?? publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+        governanceRequired: o.governance.required,
+        minAudienceSize: o.minAudienceSize,
+        audienceMatchRate: o.audienceMatchRate,
+        catalogSyncItems: o.catalogSyncItems,
+        maxCatalogItems: o.maxCatalogItems,
+        maxFeedBytes: o.maxFeedBytes,
+        allowHttpFeeds: o.allowHttpFeeds,
+      },
+      logger: kernel.logger,
+    };
+    tasks.add(
+      getProductsTask(deps),
+      syncAccountsTask(deps),
+      listAccountsTask(deps),
+      createMediaBuyTask(deps),
+      updateMediaBuyTask(deps),
+      getMediaBuysTask(deps),
+      getMediaBuyDeliveryTask(deps),
+      syncCreativesTask(deps),
+      listCreativesTask(deps),
+      syncAudiencesTask(deps),
+      syncEventSourcesTask(deps),
+      logEventTask(deps),
+      providePerformanceFeedbackTask(deps),
+      syncCatalogsTask(deps),
+    );
+    tasks.declareCapability({
+      protocol: 'media_buy',
+      block: {
+        media_buy: {
+          supported_pricing_models: ['cpm', 'vcpm', 'cpc', 'cpcv', 'cpv', 'flat_rate'],
+          buying_modes: ['brief', 'refine'],
+          reporting_delivery_methods: ['webhook'],
+          propagation_surfaces: ['snapshot', 'webhook'],
+          features: { inline_creative_management: true, property_list_filtering: false, catalog_management: true },
+          reporting_capabilities: reportingCapabilities(deps),
+          audience_targeting: {
+            supported_identifier_types: ['hashed_email', 'hashed_phone'],
+            supported_uid_types: ['rampid', 'id5', 'uid2', 'euid', 'pairid', 'maid'],
+            minimum_audience_size: o.minAudienceSize,
+            matching_latency_hours: { min: 0, max: 0 },
+          },
+          conversion_tracking: { multi_source_event_dedup: false },
+        },
+      },
+    });
+    adServer.subscribe(createEventHandler(deps));
+    controller?.register(...salesScenarios(deps, simulation));
+    kernel.scheduler.add({ name: 'lifecycle', intervalMs: o.jobIntervalMs, run: async () => ((await runDueBuy(deps)) ? 'again' : undefined) });
+  },
+});

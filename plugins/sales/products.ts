@@ -1,0 +1,205 @@
+import * as v from 'valibot';
+import { ProtocolError } from '../../core/errors.ts';
+import { defineTask, type Json } from '../../core/task.ts';
+import type { DeliveryType, FormatRef, ProductQuery, RankedProduct } from '../../core/ports/inventory.ts';
+import { accountRef, brandRef, date, money, pagination, versionFields } from './schemas.ts';
+import { resolveAccount } from './accounts.ts';
+import { structuredFormatIds } from './formats-input.ts';
+import type { SalesDeps } from './deps.ts';
+
+const CHANNELS = [
+  'display',
+  'olv',
+  'social',
+  'search',
+  'ctv',
+  'linear_tv',
+  'radio',
+  'streaming_audio',
+  'podcast',
+  'dooh',
+  'ooh',
+  'print',
+  'cinema',
+  'email',
+  'gaming',
+  'retail_media',
+  'influencer',
+  'affiliate',
+  'product_placement',
+  'sponsored_intelligence',
+] as const;
+const DELIVERY_TYPES = ['guaranteed', 'non_guaranteed'] as const;
+const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`));
+
+const refineEntry = v.variant(
+  'scope',
+  [
+    v.object({ scope: v.literal('request'), ask: v.pipe(text(2000), v.minLength(1, 'must not be empty')) }),
+    v.object({
+      scope: v.literal('product'),
+      product_id: v.pipe(text(128), v.minLength(1, 'must not be empty')),
+      action: v.optional(v.picklist(['include', 'omit', 'more_like_this'], 'must be include, omit or more_like_this')),
+      ask: v.optional(text(2000)),
+    }),
+    v.object({ scope: v.literal('proposal'), proposal_id: v.pipe(text(128), v.minLength(1)), action: v.optional(v.string()), ask: v.optional(text(2000)) }),
+  ],
+  'must be {scope: "request", ask}, {scope: "product", product_id, action} or {scope: "proposal", proposal_id}',
+);
+
+export const getProductsInput = v.pipe(
+  v.object({
+    ...versionFields,
+    // Required by the schemas; a missing mode is read as `brief`.
+    buying_mode: v.optional(v.picklist(['brief', 'wholesale', 'refine'], 'must be brief, wholesale or refine')),
+    brief: v.optional(text(5000)),
+    refine: v.optional(v.pipe(v.array(refineEntry, 'must be an array'), v.minLength(1, 'must not be empty'), v.maxLength(20, 'accepts at most 20 entries'))),
+    brand: v.optional(brandRef),
+    account: v.optional(accountRef),
+    preferred_delivery_types: v.optional(v.pipe(v.array(v.picklist(DELIVERY_TYPES, 'must be guaranteed or non_guaranteed')), v.minLength(1))),
+    filters: v.optional(
+      v.object({
+        delivery_type: v.optional(v.picklist(DELIVERY_TYPES, 'must be guaranteed or non_guaranteed')),
+        channels: v.optional(v.pipe(v.array(v.picklist(CHANNELS, 'must be a channel of the channels enum')), v.minLength(1), v.maxLength(20))),
+        countries: v.optional(v.pipe(v.array(v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, 'must be ISO 3166-1 alpha-2 codes'))), v.minLength(1), v.maxLength(250))),
+        format_ids: v.optional(v.pipe(v.array(v.unknown()), v.minLength(1), v.maxLength(50))),
+        is_fixed_price: v.optional(v.boolean()),
+        pricing_currencies: v.optional(v.pipe(v.array(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be ISO 4217 codes'))), v.minLength(1), v.maxLength(20))),
+        start_date: v.optional(date),
+        end_date: v.optional(date),
+        budget_range: v.optional(v.object({ min: v.optional(money), max: v.optional(money), currency: v.optional(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/))) })),
+      }),
+    ),
+    property_list: v.optional(v.record(v.string(), v.unknown())),
+    fields: v.optional(v.pipe(v.array(v.string()), v.maxLength(60))),
+    pagination,
+  }),
+  v.forward(
+    v.check((i) => (i.buying_mode === 'refine') === (i.refine !== undefined), 'is required with buying_mode "refine" and only allowed with it'),
+    ['refine'],
+  ),
+  v.forward(
+    v.check((i) => !i.filters?.start_date || !i.filters?.end_date || i.filters.start_date <= i.filters.end_date, 'must not be before filters.start_date'),
+    ['filters', 'end_date'],
+  ),
+);
+
+/** How this seller reports (product.reporting_capabilities), from the ad server's abilities. */
+export function reportingCapabilities(deps: SalesDeps): Json {
+  const r = deps.adServer.reporting;
+  return {
+    available_reporting_frequencies: [...r.granularities],
+    expected_delay_minutes: r.expectedDelayMinutes,
+    timezone: r.timezone,
+    supports_webhooks: true,
+    available_metrics: ['impressions', 'spend', 'clicks', 'ctr', 'conversions', 'conversion_value'],
+    date_range_support: 'date_range',
+    windowed_pull_granularities: [...r.granularities],
+  };
+}
+
+function renderProduct(deps: SalesDeps, p: RankedProduct, forecast: { budget?: number; start?: Date; end?: Date }): Json {
+  const f = deps.inventory.forecast(p, forecast);
+  const out: Json = {
+    product_id: p.product_id,
+    name: p.name,
+    description: p.description,
+    publisher_properties: p.publisher_properties,
+    channels: p.channels,
+    format_ids: p.format_ids,
+    delivery_type: p.delivery_type,
+    pricing_options: p.pricing_options,
+    forecast: {
+      method: 'estimate',
+      currency: f.currency,
+      forecast_range_unit: 'spend',
+      points: [{ budget: f.budget, metrics: { impressions: f.impressions, clicks: f.clicks } }],
+      generated_at: deps.clock.now().toISOString(),
+    },
+    reporting_capabilities: reportingCapabilities(deps),
+  };
+  if (p.brief_relevance) out.brief_relevance = p.brief_relevance;
+  return out;
+}
+
+export function getProductsTask(deps: SalesDeps) {
+  return defineTask({
+    name: 'get_products',
+    description:
+      'Products for a natural-language brief, ranked by relevance (buying_mode brief), or refined from earlier results (buying_mode refine: include, omit, more_like_this, ask), with filters, pricing options, forecasts and cursor pagination.',
+    protocol: 'media_buy',
+    input: getProductsInput,
+    async handler({ input, principal }) {
+      const mode = input.buying_mode ?? 'brief';
+      if (mode === 'wholesale')
+        throw new ProtocolError('UNSUPPORTED_FEATURE', 'This seller has no wholesale feed; use buying_mode brief', { field: 'buying_mode' });
+      if (input.account) await resolveAccount(deps.db, principal.orgId, input.account);
+      const f = input.filters ?? {};
+      const formatIds: FormatRef[] | undefined = f.format_ids ? structuredFormatIds(f.format_ids, 'filters.format_ids') : undefined;
+      const deliveryTypes: DeliveryType[] | undefined = f.delivery_type ? [f.delivery_type] : input.preferred_delivery_types;
+      const query: ProductQuery = {
+        brief: input.brief,
+        channels: f.channels,
+        deliveryTypes,
+        countries: f.countries,
+        formatIds,
+        currencies: f.pricing_currencies,
+        fixedPrice: f.is_fixed_price,
+        limit: input.pagination?.max_results ?? 20,
+        cursor: input.pagination?.cursor,
+      };
+      const applied: Json[] = [];
+      if (input.refine) {
+        const named = input.refine.flatMap((r) => (r.scope === 'product' ? [r.product_id] : []));
+        const known = await deps.inventory.get(named);
+        const asks: string[] = [];
+        input.refine.forEach((r, i) => {
+          if (r.scope === 'proposal') {
+            applied.push({ scope: 'proposal', proposal_id: r.proposal_id, status: 'unable', notes: 'This seller does not make proposals' });
+            return;
+          }
+          if (r.scope === 'request') {
+            asks.push(r.ask);
+            applied.push({ scope: 'request', status: 'applied', notes: 'Products re-ranked by the ask' });
+            return;
+          }
+          if (!known.has(r.product_id)) {
+            throw new ProtocolError('PRODUCT_NOT_FOUND', `No product ${r.product_id.slice(0, 128)} in this catalog`, {
+              status: 404,
+              field: `refine[${i}].product_id`,
+              suggestion: 'Refine products returned by an earlier get_products',
+            });
+          }
+          const action = r.action ?? 'include';
+          if (action === 'omit') query.excludeIds = [...(query.excludeIds ?? []), r.product_id];
+          else if (action === 'more_like_this') query.similarTo = [...(query.similarTo ?? []), r.product_id];
+          else query.onlyIds = [...(query.onlyIds ?? []), r.product_id];
+          if (r.ask) asks.push(r.ask);
+          applied.push({ scope: 'product', product_id: r.product_id, status: 'applied', ...(r.ask ? { notes: 'The ask re-ranked the results' } : {}) });
+        });
+        // `include` keeps the named products; `more_like_this` adds similar ones beside them.
+        if (query.onlyIds && query.similarTo) {
+          const similar = await deps.inventory.search({ ...query, onlyIds: undefined, brief: undefined, cursor: undefined, limit: 100 });
+          query.onlyIds = [...query.onlyIds, ...similar.products.map((p) => p.product_id)];
+          query.similarTo = undefined;
+        }
+        if (asks.length) query.brief = [input.brief, ...asks].filter(Boolean).join(' ');
+      }
+      const page = await deps.inventory.search(query);
+      const flight = {
+        start: f.start_date ? new Date(`${f.start_date}T00:00:00Z`) : undefined,
+        end: f.end_date ? new Date(`${f.end_date}T00:00:00Z`) : undefined,
+      };
+      const budget = f.budget_range?.max ?? f.budget_range?.min;
+      const body: Json = {
+        products: page.products.map((p) => renderProduct(deps, p, { budget, ...flight })),
+        cache_scope: input.account ? 'account' : 'public',
+        pagination: { has_more: !!page.cursor, total_count: page.total, ...(page.cursor ? { cursor: page.cursor } : {}) },
+      };
+      if (applied.length) body.refinement_applied = applied;
+      if (input.property_list) body.property_list_applied = false;
+      if (deps.options.sandbox) body.sandbox = true;
+      return body;
+    },
+  });
+}

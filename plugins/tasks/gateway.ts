@@ -1,0 +1,88 @@
+import { ProtocolError } from '../../core/errors.ts';
+import { authenticateRequest } from '../../core/ports/auth.ts';
+import type { Admission, AdmissionRequest, TaskGatewayPort } from '../../core/ports/task-gateway.ts';
+import type { RegisteredTask } from '../../core/task.ts';
+import { errorBody, invokeTask, taskPrincipal, type PipelineDeps } from './pipeline.ts';
+import { taskInputJsonSchema } from './tool-schema.ts';
+import { cancelTask } from './cancel.ts';
+
+/** A push registration carrying legacy credentials: AdCP requires such requests to be signed. */
+function carriesWebhookCredentials(input: unknown): boolean {
+  const push = input && typeof input === 'object' ? (input as Record<string, any>).push_notification_config : undefined;
+  return !!push && typeof push === 'object' && push.authentication !== undefined;
+}
+
+/** The TaskGateway hosts call: admission, the pipeline, tool descriptions and principal-scoped task reads. */
+export function createTaskGateway(deps: PipelineDeps): TaskGatewayPort {
+  const ns = deps.registry.namespace;
+  // Argument schemas are derived once per task (hosts list tools on every tools/list).
+  const schemas = new Map<string, Record<string, unknown>>();
+  const schemaOf = (task: RegisteredTask) =>
+    schemas.get(task.name) ?? schemas.set(task.name, taskInputJsonSchema(task, ns, deps.options.requireOperationId)).get(task.name)!;
+
+  async function admit(request: AdmissionRequest): Promise<Admission> {
+    const authorization = request.http.headers.get('authorization');
+    if (deps.verifier) {
+      const verified = await deps.verifier.verify(request.http, {
+        operations: request.calls.map((c) => c.name),
+        webhookCredentials: request.calls.some((c) => carriesWebhookCredentials(c.input)),
+      });
+      if (!verified.ok) {
+        const error = new ProtocolError('AUTH_REQUIRED', `Request signature refused: ${verified.message}`, { details: { code: verified.code } });
+        return { ok: false, error, scheme: 'Signature', credentialSent: !!authorization, signatureError: verified.code };
+      }
+    }
+    try {
+      if (authorization) return { ok: true, principal: await authenticateRequest(deps.auth, authorization, 'optional') };
+    } catch (error) {
+      if (error instanceof ProtocolError) return { ok: false, error, scheme: 'Bearer', credentialSent: true };
+      throw error;
+    }
+    const served = deps.registry.list(request.protocols);
+    const needsCaller =
+      request.needsPrincipal ||
+      request.calls.some((c) => {
+        const task = deps.registry.get(c.name);
+        // Unknown tasks are answered as such by invoke; optional ones run anonymously.
+        return !!task && served.includes(task) && task.auth !== 'optional';
+      });
+    if (!needsCaller) return { ok: true, principal: null };
+    const error = new ProtocolError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <token>');
+    return { ok: false, error, scheme: 'Bearer', credentialSent: false };
+  }
+
+  return {
+    namespace: ns,
+    admit,
+    invoke: (call) => invokeTask(deps, call),
+    describe: (protocols) =>
+      deps.registry.list(protocols).map((task) => ({
+        name: task.name,
+        description: task.description,
+        protocol: task.protocol,
+        mutating: !!task.mutating,
+        auth: task.auth ?? 'required',
+        inputSchema: schemaOf(task),
+      })),
+    protectedResource(resource) {
+      const servers = deps.options.authorizationServers.length ? deps.options.authorizationServers : [new URL(resource).origin];
+      return {
+        resource,
+        authorization_servers: [...servers],
+        bearer_methods_supported: ['header'],
+        // Credentials (API keys, test tokens) carry no scopes: a valid one may call every task of the mount.
+        scopes_supported: [],
+        resource_name: `${resource} (${ns} tasks)`,
+      };
+    },
+    errorBody: (error, context) => errorBody(error, ns, context),
+    async getTask(id, authorization) {
+      const principal = await taskPrincipal(deps.auth, authorization);
+      return deps.repo.get(id, principal.id);
+    },
+    async cancelTask(id, authorization) {
+      const principal = await taskPrincipal(deps.auth, authorization);
+      return cancelTask(deps.repo, id, principal.id);
+    },
+  };
+}

@@ -1,0 +1,287 @@
+import * as v from 'valibot';
+import { ProtocolError } from '../../core/errors.ts';
+import { parseOrThrow } from '../../core/validation.ts';
+import { isDeferral, requestContext, type Deferral, type Json, type RegisteredTask, type TaskContext, type TaskRegistry } from '../../core/task.ts';
+import type { Logger } from '../../core/log.ts';
+import { authenticateRequest, type AuthPort, type Principal } from '../../core/ports/auth.ts';
+import type { ClockPort } from '../../core/ports/clock.ts';
+import type { IdsPort } from '../../core/ports/ids.ts';
+import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyClaim, type IdempotencyPort } from '../../core/ports/idempotency.ts';
+import type { TaskNotifierPort } from '../../core/ports/task-notifier.ts';
+import type { TaskCall, TaskOutcome } from '../../core/ports/task-gateway.ts';
+import type { A2aPushConfig, TaskStatus } from '../../core/ports/tasks.ts';
+import type { RequestVerifierPort } from '../../core/ports/request-verifier.ts';
+import type { TaskRepository } from './store.ts';
+import { DatabaseUnavailableError } from '../../core/ports/database.ts';
+import { payloadHash } from '../../lib/canonical-json.ts';
+import { standardErrorCode } from '../../lib/adcp/error-codes.ts';
+
+const httpUrl = v.pipe(
+  v.string(),
+  v.maxLength(2048, 'must be at most 2048 characters'),
+  v.url('must be an absolute URL'),
+  v.regex(/^https?:\/\//i, 'must be an http(s) URL'),
+);
+const authentication = v.strictObject({
+  schemes: v.pipe(v.array(v.picklist(['Bearer', 'HMAC-SHA256'], 'must be Bearer or HMAC-SHA256')), v.length(1, 'must hold exactly one scheme')),
+  credentials: v.pipe(v.string('is required'), v.minLength(32, 'must be at least 32 characters'), v.maxLength(4096)),
+});
+
+const operationId = v.pipe(
+  v.string('is required (correlation id echoed in every webhook)'),
+  v.regex(/^[A-Za-z0-9_.:-]{1,255}$/, 'must match ^[A-Za-z0-9_.:-]{1,255}$'),
+);
+
+/**
+ * `push_notification_config` (agent-protocol "Push notification config"). The spec lets sellers
+ * refuse a registration without `operation_id` (receivers correlate on it); AdCP 3.0 has no such
+ * field, so the tasks plugin's `pushOperationId` option decides.
+ */
+export function pushNotificationConfigSchema(requireOperationId: boolean) {
+  return v.object({
+    url: httpUrl,
+    operation_id: requireOperationId ? operationId : v.optional(operationId),
+    token: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'), v.maxLength(4096))),
+    authentication: v.optional(authentication),
+  });
+}
+type PushNotificationConfigInput = v.InferOutput<ReturnType<typeof pushNotificationConfigSchema>>;
+
+/** A2A-native registration (`configuration.pushNotificationConfig`), in the task store's shape. */
+export const a2aPushConfigSchema = v.object({
+  url: httpUrl,
+  id: v.optional(v.pipe(v.string(), v.maxLength(255))),
+  token: v.optional(v.pipe(v.string(), v.maxLength(4096))),
+  authentication: v.optional(authentication),
+});
+
+/** Envelope members every task accepts; the pipeline handles them so features do not. */
+export function envelopeSchema(requireOperationId: boolean) {
+  return v.object({
+    context: v.optional(v.record(v.string(), v.unknown(), 'must be an object')),
+    push_notification_config: v.optional(pushNotificationConfigSchema(requireOperationId)),
+    idempotency_key: v.optional(v.pipe(v.string(), v.regex(IDEMPOTENCY_KEY_PATTERN, 'must match ^[A-Za-z0-9_.:-]{16,255}$'))),
+  });
+}
+type Envelope = v.InferOutput<ReturnType<typeof envelopeSchema>>;
+/** Both variants built once (a schema per call would be rebuilt on every request). */
+const ENVELOPES = { required: envelopeSchema(true), optional: envelopeSchema(false) };
+
+export interface PipelineOptions {
+  /** Refuse push registrations without `operation_id`. */
+  requireOperationId: boolean;
+  /** Authorization servers named in protected-resource metadata (default: the mount's origin). */
+  authorizationServers: readonly string[];
+}
+
+export interface PipelineDeps {
+  registry: TaskRegistry;
+  auth: AuthPort;
+  idempotency: IdempotencyPort;
+  repo: TaskRepository;
+  notifier: TaskNotifierPort | undefined;
+  clock: ClockPort;
+  ids: IdsPort;
+  logger: Logger;
+  /** Verifies buyer-signed requests (the request-signing plugin), when the deployment has it. */
+  verifier?: RequestVerifierPort;
+  options: PipelineOptions;
+}
+
+const ANONYMOUS: Principal = {
+  id: 'anonymous',
+  orgId: '00000000-0000-0000-0000-000000000000',
+  orgName: 'anonymous',
+  tier: 'public',
+  kind: 'test_token',
+};
+
+/** The caller of a task; an `optional` task without a credential runs as the anonymous principal. */
+export async function taskPrincipal(auth: AuthPort, authorization: string | null, mode: 'required' | 'optional' = 'required'): Promise<Principal> {
+  return (await authenticateRequest(auth, authorization, mode)) ?? ANONYMOUS;
+}
+
+/**
+ * In the `adcp` namespace an error carries a standard AdCP code (lib/adcp/error-codes.ts); a seed
+ * code outside the enums moves to `details.code`.
+ */
+function standardized(item: Json, status: number): Json {
+  const code = standardErrorCode(String(item.code), status);
+  if (code === item.code) return item;
+  return { ...item, code, details: { ...((item.details as Json | undefined) ?? {}), code: item.code } };
+}
+
+/**
+ * The failure body every host sends (in its own wire shape): top-level `status: failed`,
+ * `{code, message}` for MCP-style readers, `errors[]` (the signals shape and SUPPLEMENT's task
+ * results), `{ns}_error` (the protocol envelope's error member), the task's `failureBody` and, for the
+ * creative shape, `error: {code, message}`.
+ */
+export function errorBody(error: ProtocolError, namespace: string, context?: Json, task?: RegisteredTask): Json {
+  const adcp = namespace === 'adcp';
+  const taskError = adcp ? standardized(error.toTaskError(), error.status) : error.toTaskError();
+  const extra = Array.isArray(error.extra?.errors) ? (error.extra!.errors as Json[]) : null;
+  const extraErrors = extra && adcp ? extra.map((e) => standardized(e, error.status)) : extra;
+  const body: Json = { ...(task?.failureBody ?? {}), status: 'failed', code: taskError.code, message: error.message };
+  if (error.field !== undefined) body.field = error.field;
+  if (error.suggestion !== undefined) body.suggestion = error.suggestion;
+  if (error.retryAfter !== undefined) body.retry_after = error.retryAfter;
+  body.errors = extraErrors ?? [taskError];
+  body[`${namespace}_error`] = taskError;
+  // Creative tasks: HTTP-style status and `{error: {code, message}}` (agent-protocol "Errors").
+  if (task?.errorShape === 'creative') body.error = { code: taskError.code, message: error.message };
+  if (context) body.context = context;
+  return body;
+}
+
+function toError(error: unknown, logger: Logger): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  if (error instanceof DatabaseUnavailableError)
+    return new ProtocolError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', { retryAfter: error.retryAfter });
+  logger.error({ err: error }, 'task failed unexpectedly');
+  return new ProtocolError('SERVICE_UNAVAILABLE', 'The task failed unexpectedly; retry later', { status: 500, recovery: 'transient' });
+}
+
+/** Validate both push registrations now, with the checks delivery would make later. */
+function checkRegistrations(
+  deps: PipelineDeps,
+  task: RegisteredTask,
+  push: PushNotificationConfigInput | undefined,
+  a2aRaw: unknown,
+): A2aPushConfig | undefined {
+  const a2a = a2aRaw === undefined ? undefined : parseOrThrow(a2aPushConfigSchema, a2aRaw, 'configuration.pushNotificationConfig');
+  if (!push && !a2a) return undefined;
+  if (!task.resume) return a2a; // a synchronous task never sends webhooks
+  if (!deps.notifier) {
+    throw new ProtocolError('UNSUPPORTED_FEATURE', 'This agent does not send push notifications; poll the task instead', {
+      field: push ? 'push_notification_config' : 'configuration.pushNotificationConfig',
+    });
+  }
+  deps.notifier.checkRegistration({ push, a2a, mutating: !!task.mutating });
+  return a2a;
+}
+
+/**
+ * The one pipeline behind every host: find the task, authenticate, validate envelope, input and
+ * push registrations (INVALID_REQUEST naming the field, before anything is stored), claim the
+ * idempotency key or replay, run the handler, and store the answer: a deferred call's task
+ * record and its replay response commit in one transaction.
+ */
+export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<TaskOutcome> {
+  const ns = deps.registry.namespace;
+  const task = deps.registry.get(call.name);
+  const raw = call.input ?? {};
+  // Echoed by every answer, failures included, as soon as it can be read.
+  let context = requestContext(raw);
+  let claim: IdempotencyClaim | null = null;
+  try {
+    if (!task || (call.protocols && !deps.registry.list(call.protocols).includes(task))) {
+      throw new ProtocolError('INVALID_REQUEST', `Unknown task "${String(call.name).slice(0, 80)}"`, { field: 'name', status: 404 });
+    }
+    const principal = call.admitted ? admittedPrincipal(call.admitted.principal, task) : await taskPrincipal(deps.auth, call.authorization, task.auth);
+    if (typeof raw !== 'object' || Array.isArray(raw)) throw new ProtocolError('INVALID_REQUEST', 'arguments: must be a JSON object', { field: 'arguments' });
+    const rawInput = raw as Json;
+    const envelope = parseOrThrow(deps.options.requireOperationId ? ENVELOPES.required : ENVELOPES.optional, rawInput);
+    context = envelope.context;
+    const input = parseOrThrow(task.input, rawInput, '', task.inputIssueCode);
+    const a2aPush = checkRegistrations(deps, task, envelope.push_notification_config, call.a2aPush);
+
+    let key: string | null = null;
+    if (task.mutating) {
+      if (!envelope.idempotency_key) {
+        throw new ProtocolError('INVALID_REQUEST', 'idempotency_key: is required on mutating tasks', {
+          field: 'idempotency_key',
+          suggestion: 'Send a unique key (UUID v4 recommended) and reuse it only to retry the same request',
+        });
+      }
+      key = envelope.idempotency_key;
+      // The hash covers the operation, not the envelope: a retry with a new context replays.
+      const begun = await deps.idempotency.begin(principal.id, key, task.name, payloadHash(rawInput));
+      if (begun.kind === 'replay') {
+        const status = (begun.response.status as TaskStatus) ?? 'completed';
+        const { context: _first, ...stored } = begun.response;
+        const body: Json = { ...stored, replayed: true };
+        if (context) body.context = context;
+        return { ok: true, status, body, taskId: begun.response.task_id as string | undefined, task };
+      }
+      claim = begun.claim;
+    }
+
+    const ctx: TaskContext<unknown> = {
+      input,
+      principal,
+      idempotency: { key, replayTtlSeconds: deps.idempotency.replayTtlSeconds },
+      logger: deps.logger,
+      clock: deps.clock,
+      ids: deps.ids,
+      context,
+      namespace: ns,
+      protocols: call.protocols,
+      task: { defer: (options) => ({ kind: 'deferral', ...options }) },
+    };
+    const result = await task.handler(ctx);
+
+    if (isDeferral(result)) {
+      const outcome = await recordDeferral(deps, task, principal, result, envelope, call, a2aPush, claim);
+      claim = null; // completed in the task record's transaction
+      return outcome;
+    }
+    const body: Json = { status: 'completed', ...result };
+    if (context) body.context = context;
+    if (claim) await deps.idempotency.complete(claim, body);
+    return { ok: true, status: 'completed', body, task };
+  } catch (caught) {
+    if (claim) await deps.idempotency.release(claim).catch((e) => deps.logger.error({ err: e }, 'idempotency release failed'));
+    const error = toError(caught, deps.logger);
+    return { ok: false, error, body: errorBody(error, ns, context, task), task };
+  }
+}
+
+/** The principal `admit` resolved; without a credential only `optional` tasks run (as the anonymous caller). */
+function admittedPrincipal(principal: Principal | null, task: RegisteredTask): Principal {
+  if (principal) return principal;
+  if (task.auth === 'optional') return ANONYMOUS;
+  throw new ProtocolError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <token>');
+}
+
+async function recordDeferral(
+  deps: PipelineDeps,
+  task: RegisteredTask,
+  principal: Principal,
+  deferral: Deferral,
+  envelope: Envelope,
+  call: TaskCall,
+  a2aPush: A2aPushConfig | undefined,
+  claim: IdempotencyClaim | null,
+): Promise<TaskOutcome> {
+  if (!task.resume) throw new Error(`Task "${task.name}" deferred but defines no resume step`);
+  const id = deps.ids.uuid7();
+  const partial = deferral.partial ?? {};
+  const body: Json = { status: deferral.status, task_id: id };
+  if (deferral.message) body.message = deferral.message;
+  Object.assign(body, partial);
+  if (envelope.context) body.context = envelope.context;
+  await deps.repo.create({
+    id,
+    taskType: task.taskType,
+    protocol: task.protocol,
+    principalId: principal.id,
+    status: deferral.status,
+    message: deferral.message,
+    progress: deferral.progress,
+    result: partial,
+    context: envelope.context,
+    contextId: call.contextId,
+    pushNotificationConfig: envelope.push_notification_config,
+    a2aPushConfig: a2aPush,
+    state: deferral.state,
+    runAt: deferral.runAt,
+    // The feature's writes, the task record and the replay response commit together: a crash
+    // cannot leave a task whose retry executes again.
+    within: async (tx) => {
+      await deferral.within?.(tx);
+      if (claim) await deps.idempotency.complete(claim, body, tx);
+    },
+  });
+  return { ok: true, status: deferral.status, body, taskId: id, task };
+}

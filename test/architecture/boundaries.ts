@@ -1,0 +1,118 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, normalize, relative, sep } from 'node:path';
+
+/** One broken layout rule, with where it happens. */
+export interface Violation {
+  file: string;
+  rule: string;
+  detail: string;
+}
+
+const IMPORT = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function walk(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name.startsWith('.')) continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) walk(path, out);
+    else out.push(path);
+  }
+  return out;
+}
+
+/** Top-level area and, for plugins, the plugin folder: `plugins/tasks/store.ts` -> ['plugins', 'tasks']. */
+function area(path: string): [string, string | undefined] {
+  const parts = path.split(sep);
+  return [parts[0]!, parts[0] === 'plugins' ? parts[1] : undefined];
+}
+
+function importsOf(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(IMPORT)) out.push((m[1] ?? m[2] ?? m[3])!);
+  return out;
+}
+
+/**
+ * The layout rules of ARCHITECTURE.md, checked on a source tree:
+ * - a plugin imports only `core/`, `lib/` and its own folder;
+ * - `lib/` imports only `core/` and `lib/`; hosts import no plugin (nor config); `core/` imports nothing outside `core/`;
+ * - every table is created by exactly one plugin's migrations, and no plugin's code names a table another plugin owns.
+ */
+export function boundaryViolations(root: string): Violation[] {
+  const violations: Violation[] = [];
+  const files = ['core', 'lib', 'plugins', 'hosts'].flatMap((d) => {
+    try {
+      return walk(join(root, d)).map((f) => relative(root, f));
+    } catch {
+      return [];
+    }
+  });
+
+  for (const file of files.filter((f) => f.endsWith('.ts'))) {
+    const [from, plugin] = area(file);
+    for (const spec of importsOf(readFileSync(join(root, file), 'utf8'))) {
+      if (!spec.startsWith('.')) continue; // packages: not a layout question
+      const target = normalize(join(dirname(file), spec));
+      const [to, targetPlugin] = area(target);
+      const allowed =
+        from === 'plugins'
+          ? to === 'core' || to === 'lib' || (to === 'plugins' && targetPlugin === plugin)
+          : from === 'lib'
+            ? to === 'core' || to === 'lib'
+            : from === 'hosts'
+              ? to !== 'plugins' && to !== 'config'
+              : to === 'core';
+      if (!allowed) violations.push({ file, rule: `${from} -> ${to}`, detail: `imports ${spec}` });
+    }
+  }
+
+  // Migration versions are unique per folder (two branches can each add "003_").
+  const versions = new Map<string, string>();
+  for (const file of files.filter((f) => f.includes(`${sep}migrations${sep}`) && f.endsWith('.sql'))) {
+    const version = /^(\d+)_/.exec(file.split(sep).pop()!)?.[1];
+    if (!version) continue;
+    const key = `${dirname(file)}#${Number(version)}`;
+    const other = versions.get(key);
+    if (other) violations.push({ file, rule: 'one migration per version', detail: `version ${Number(version)} is also ${other}` });
+    else versions.set(key, file);
+  }
+
+  // Table ownership: CREATE TABLE in a plugin's migrations makes the plugin its owner.
+  const owner = new Map<string, string>();
+  for (const file of files.filter((f) => f.startsWith(`plugins${sep}`) && f.includes(`${sep}migrations${sep}`) && f.endsWith('.sql'))) {
+    const [, plugin] = area(file);
+    for (const m of readFileSync(join(root, file), 'utf8').matchAll(/CREATE TABLE (?:IF NOT EXISTS )?"?([a-z_][a-z0-9_]*)"?/gi)) {
+      const table = m[1]!.toLowerCase();
+      const other = owner.get(table);
+      if (other && other !== plugin) violations.push({ file, rule: 'one owner per table', detail: `${table} is also created by ${other}` });
+      else owner.set(table, plugin!);
+    }
+  }
+  for (const file of files.filter((f) => f.startsWith(`plugins${sep}`) && f.endsWith('.ts'))) {
+    const [, plugin] = area(file);
+    const text = readFileSync(join(root, file), 'utf8');
+    for (const [table, own] of owner) {
+      if (own === plugin) continue;
+      if (new RegExp(`\\b(?:FROM|JOIN|INTO|UPDATE|TABLE|to_regclass\\(')\\s*"?${table}\\b`, 'i').test(text)) {
+        violations.push({ file, rule: 'table owned by another plugin', detail: `${table} belongs to ${own}` });
+      }
+    }
+  }
+  return violations;
+}
+
+/** Test files whose `expect(...).rejects` / `.resolves` is not awaited (such an assertion can never fail the test). */
+export function unawaitedAssertions(root: string): Violation[] {
+  const out: Violation[] = [];
+  for (const file of walk(join(root, 'test')).filter((f) => f.endsWith('.ts'))) {
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (/^\s*(\/\/|\*|\/\*)/.test(line)) return;
+        if (/(?<!await |return |=> )\bexpect\([^;]*\)\s*\.(rejects|resolves)\b/.test(line)) {
+          out.push({ file: `${relative(root, file)}:${i + 1}`, rule: 'await async assertions', detail: line.trim() });
+        }
+      });
+  }
+  return out;
+}

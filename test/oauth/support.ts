@@ -1,0 +1,86 @@
+import { expect } from 'bun:test';
+import { assemble } from '../../core/deployment.ts';
+import { definePreset, type PluginEntry } from '../../core/config.ts';
+import type { Token } from '../../core/token.ts';
+import { serve } from '../../hosts/serve.ts';
+import { Database } from '../../core/ports/database.ts';
+import type { Tier } from '../../core/ports/auth.ts';
+import { createOrganization, createUser } from '../../plugins/auth/store.ts';
+import { setPassword } from '../../plugins/oauth/index.ts';
+import { storagePlugin, type AdapterName } from '../support/db.ts';
+import type { TestServer } from '../support/server.ts';
+
+/** A free loopback port (the issuer and token audiences name the deployment's URL, so it is fixed before start). */
+export async function freePort(): Promise<number> {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
+  const port = probe.port!;
+  await probe.stop(true);
+  return port;
+}
+
+/** Like startServer, on a known port with PUBLIC_URL set to it. */
+export async function startAt(
+  adapter: AdapterName,
+  schema: string,
+  plugins: readonly PluginEntry[],
+  options: { env?: Record<string, string>; overrides?: ReadonlyArray<[Token<any>, unknown]> } = {},
+): Promise<TestServer> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const storage = await storagePlugin(adapter, schema);
+  const deployment = await assemble(definePreset({ name: `test-${schema}`, plugins: [storage, ...plugins] }), {
+    env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', PUBLIC_URL: base, ...options.env },
+    overrides: options.overrides,
+  });
+  const server = await serve(deployment, { port, hostname: '127.0.0.1' });
+  return {
+    deployment,
+    server,
+    base,
+    fetch(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (init.token) headers.set('authorization', `Bearer ${init.token}`);
+      let body = init.body;
+      if (init.json !== undefined) {
+        headers.set('content-type', 'application/json');
+        body = JSON.stringify(init.json);
+      }
+      return fetch(base + path, { ...init, headers, body });
+    },
+    close: () => server.close(),
+  };
+}
+
+let n = 0;
+/** An organization of the given standing with one user who can sign in. */
+export async function newUser(s: TestServer, tier: Tier): Promise<{ login: string; password: string; userId: string; orgName: string }> {
+  const db = s.deployment.get(Database);
+  const org = await createOrganization(db, { name: `oauth-org-${process.pid}-${n++}-${Date.now()}`, tier });
+  const login = `user${n}-${tier}@example.com`;
+  const user = await createUser(db, { orgId: org.id, name: `User ${n}` });
+  const password = `correct horse battery ${n}`;
+  await setPassword(db, { userId: user.id, login, password, now: new Date() });
+  return { login, password, userId: user.id, orgName: org.name };
+}
+
+/**
+ * Drive the sign-in page as a browser would: GET the authorization URL, read the form's hidden
+ * fields, POST them with the credentials, and return where the server redirects.
+ */
+export async function signIn(authorizationUrl: string, login: string, password: string, decision: 'allow' | 'deny' = 'allow'): Promise<URL> {
+  const page = await fetch(authorizationUrl, { redirect: 'manual' });
+  expect(page.status).toBe(200);
+  expect(page.headers.get('content-type')).toContain('text/html');
+  const html = await page.text();
+  const form = new URLSearchParams();
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) form.set(decode(m[1]!), decode(m[2]!));
+  form.set('login', login);
+  form.set('password', password);
+  form.set('decision', decision);
+  const action = new URL('authorize', authorizationUrl);
+  const posted = await fetch(action, { method: 'POST', body: form, redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  expect(posted.status).toBe(302);
+  return new URL(posted.headers.get('location')!);
+}
+
+const decode = (s: string) => s.replace(/&#(\d+);/g, (_, c) => String.fromCharCode(Number(c)));

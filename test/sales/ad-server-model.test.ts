@@ -1,0 +1,76 @@
+import { describe, expect, test } from 'bun:test';
+import { between, cumulative, availableAt, type ModelLine, type ModelOptions } from '../../plugins/ad-server-simulated/model.ts';
+
+const HOUR = 3_600_000;
+const START = Date.UTC(2026, 2, 2);
+const options: ModelOptions = {
+  seed: 'model-test',
+  delayMinutes: 60,
+  lateProbability: 0,
+  lateMinutes: 0,
+  adjustmentProbability: 0,
+  adjustmentFactor: 0.9,
+  adjustmentLagMinutes: 60,
+  pacing: 1,
+};
+const line = (over: Partial<ModelLine> = {}): ModelLine => ({
+  mediaBuyId: 'mb_1',
+  packageId: 'pkg_1',
+  budget: 10_000,
+  pricingModel: 'cpm',
+  rate: 10,
+  ctr: 0.002,
+  flightStart: new Date(START),
+  flightEnd: new Date(START + 10 * 24 * HOUR),
+  states: [{ state: 'live', at: new Date(START) }],
+  ...over,
+});
+const figures = (l: ModelLine, from: number, to: number, asOf: number, o = options) => {
+  const [a, b] = cumulative(l, [from, to], asOf, o);
+  return between(a!, b!);
+};
+
+describe('simulated ad server delivery model', () => {
+  test('deterministic for a seed, different for another', () => {
+    const asOf = START + 48 * HOUR;
+    expect(figures(line(), START, asOf, asOf)).toEqual(figures(line(), START, asOf, asOf));
+    expect(figures(line(), START, asOf, asOf)).not.toEqual(figures(line(), START, asOf, asOf, { ...options, seed: 'other' }));
+  });
+
+  test('windows add up to their union, to the impression, click and cent', () => {
+    const asOf = START + 30 * HOUR;
+    const total = figures(line(), START, asOf, asOf);
+    const parts = Array.from({ length: 30 }, (_, h) => figures(line(), START + h * HOUR, START + (h + 1) * HOUR, asOf));
+    expect(parts.reduce((s, p) => s + p.impressions, 0)).toBe(total.impressions);
+    expect(parts.reduce((s, p) => s + p.clicks, 0)).toBe(total.clicks);
+    expect(Math.round(parts.reduce((s, p) => s + p.spend, 0) * 100)).toBe(Math.round(total.spend * 100));
+    // Even pacing: about a tenth of the budget per day.
+    expect(total.spend).toBeGreaterThan(10_000 / 10 / 2);
+  });
+
+  test('nothing after asOf, nothing while paused, never beyond the budget', () => {
+    const asOf = START + 5 * HOUR;
+    expect(figures(line(), asOf, asOf + 5 * HOUR, asOf).impressions).toBe(0);
+    const paused = line({
+      states: [
+        { state: 'live', at: new Date(START) },
+        { state: 'paused', at: new Date(START + 2 * HOUR) },
+        { state: 'live', at: new Date(START + 4 * HOUR) },
+      ],
+    });
+    expect(figures(paused, START + 2 * HOUR, START + 4 * HOUR, START + 10 * HOUR).impressions).toBe(0);
+    expect(figures(paused, START + 4 * HOUR, START + 5 * HOUR, START + 10 * HOUR).impressions).toBeGreaterThan(0);
+    const small = line({ budget: 100, flightEnd: new Date(START + 2 * HOUR) });
+    const all = figures(small, START, START + 48 * HOUR, START + 48 * HOUR, { ...options, pacing: 3 });
+    expect(all.spend).toBe(100);
+  });
+
+  test('restated hours shrink once the restatement time has passed; late windows are complete later', () => {
+    const o = { ...options, adjustmentProbability: 1, adjustmentFactor: 0.5, adjustmentLagMinutes: 120 };
+    const before = figures(line(), START, START + HOUR, START + 2 * HOUR, o);
+    const after = figures(line(), START, START + HOUR, START + 3 * HOUR, o);
+    expect(Math.abs(after.impressions - before.impressions / 2)).toBeLessThanOrEqual(1);
+    expect(availableAt('mb_1', START + HOUR, { ...options, lateProbability: 1, lateMinutes: 90 })).toBe(START + HOUR + 150 * 60_000);
+    expect(availableAt('mb_1', START + HOUR, options)).toBe(START + HOUR + 60 * 60_000);
+  });
+});

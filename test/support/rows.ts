@@ -1,0 +1,22 @@
+import { sql } from '../../core/sql.ts';
+import type { Queryable } from '../../core/ports/database.ts';
+
+/** Tables whose rows change on refused requests by design (rate-limit counters, key last use). */
+const VOLATILE = new Set(['rate_limit_windows', 'api_keys']);
+
+/**
+ * A fingerprint of every table in `schema` (row count and a digest of the rows), in one query,
+ * so a test can assert that a refused request changed nothing: no insert, update or delete.
+ */
+export async function tableFingerprint(db: Queryable, schema: string): Promise<Record<string, string>> {
+  const tables = await db.query<{ name: string }>(
+    sql`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ${schema}::text AND table_type = 'BASE TABLE' ORDER BY 1`,
+  );
+  const names = tables.map((t) => t.name).filter((n) => !VOLATILE.has(n));
+  if (!names.length) return {};
+  const parts = names.map(
+    (n) => `SELECT '${n}' AS name, count(*)::int AS n, md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS digest FROM "${schema}"."${n}" t`,
+  );
+  const rows = await db.query<{ name: string; n: number; digest: string }>(sql.raw(parts.join(' UNION ALL ')));
+  return Object.fromEntries(rows.map((r) => [r.name, `${r.n}:${r.digest}`]));
+}

@@ -17,6 +17,8 @@ const configSchema = v.object({
     maxBodyBytes: v.pipe(v.number(), v.integer(), v.minValue(1024)),
     /** Public base URL (used in generated documents such as OpenAPI servers and JWKS links). */
     publicUrl: v.optional(v.pipe(v.string(), v.url())),
+    /** Processes serving the port (hosts/workers.ts); 0 = one per core. PGlite always serves from one. */
+    workers: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(256)),
   }),
   protocol: v.object({ namespace }),
   log: v.object({ level: logLevel }),
@@ -65,6 +67,7 @@ export function definePreset(preset: Preset): Preset {
 export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: 'string' | 'int'; description: string }> = [
   { env: 'PORT', path: 'server.port', type: 'int', description: 'HTTP port (default 3000)' },
   { env: 'HOST', path: 'server.host', type: 'string', description: 'Listen address (default 0.0.0.0)' },
+  { env: 'WORKERS', path: 'server.workers', type: 'int', description: 'Processes serving the port (default 0: one per core; PGlite: always 1)' },
   { env: 'PUBLIC_URL', path: 'server.publicUrl', type: 'string', description: 'Public base URL of this deployment' },
   { env: 'MAX_BODY_BYTES', path: 'server.maxBodyBytes', type: 'int', description: 'Request body cap (default 1048576)' },
   { env: 'PROTOCOL_NAMESPACE', path: 'protocol.namespace', type: 'string', description: 'Protocol namespace (default proto; adcp speaks AdCP)' },
@@ -73,7 +76,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: 'st
 ];
 
 const DEFAULTS: Omit<AppConfig, 'name'> = {
-  server: { port: 3000, host: '0.0.0.0', maxBodyBytes: 1024 * 1024 },
+  server: { port: 3000, host: '0.0.0.0', maxBodyBytes: 1024 * 1024, workers: 0 },
   protocol: { namespace: 'proto' },
   log: { level: 'info' },
   secrets: {},

@@ -158,13 +158,15 @@ function safeDecode(value: string): string {
  * Start the deployment and serve it. `port: 0` picks a free port (tests). SIGTERM/SIGINT
  * handling is the caller's (see hosts/start.ts) so tests can run several servers in a process.
  */
-export async function serve(deployment: Deployment, options: { port?: number; hostname?: string } = {}): Promise<RunningServer> {
+export async function serve(deployment: Deployment, options: { port?: number; hostname?: string; reusePort?: boolean } = {}): Promise<RunningServer> {
   await deployment.start();
   const app = buildApp(deployment);
   app.listen({
     port: options.port ?? deployment.config.server.port,
     hostname: options.hostname ?? deployment.config.server.host,
     maxRequestBodySize: deployment.config.server.maxBodyBytes,
+    // Several processes share the port (hosts/workers.ts).
+    reusePort: options.reusePort ?? false,
   });
   const server = app.server!;
   let closing: Promise<void> | null = null;

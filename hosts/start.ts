@@ -2,6 +2,8 @@
 /**
  * `bun run start [preset]`: assemble the preset (default config/registry.ts), serve it, and drain
  * on SIGTERM/SIGINT (stop accepting, finish in-flight requests, stop plugins, close pools).
+ * With `WORKERS` > 1 (default: one per core) this process also starts and supervises the other
+ * workers serving the same port (hosts/workers.ts); a worker runs this same file.
  */
 import 'reflect-metadata';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -9,6 +11,7 @@ import { join, relative, resolve } from 'node:path';
 import { assemble } from '../core/deployment.ts';
 import { ConfigError, type Preset } from '../core/config.ts';
 import { serve } from './serve.ts';
+import { followPrimary, isWorker, startWorkers, workerCount, type Workers } from './workers.ts';
 
 const CONFIG_DIR = resolve(import.meta.dir, '../config');
 
@@ -27,17 +30,26 @@ try {
   const preset: Preset = (await import(presetPath)).default;
   if (!preset?.plugins) throw new ConfigError(`${presetPath} has no default-exported preset; the presets are: ${presetFiles().join(', ')}`);
   const deployment = await assemble(preset);
-  const server = await serve(deployment);
-  deployment.logger.info({ url: server.url.href, preset: preset.name, plugins: deployment.plugins.length }, 'listening');
+  const worker = isWorker();
+  const { count, reason } = worker ? { count: 1 } : workerCount(deployment);
+  if (reason && deployment.config.server.workers > 1) deployment.logger.warn({ workers: deployment.config.server.workers }, reason);
+  // The primary starts first, so migrations have run before any worker starts.
+  const server = await serve(deployment, { reusePort: worker || count > 1 });
+  let workers: Workers | null = null;
+  if (!worker) {
+    deployment.logger.info({ url: server.url.href, preset: preset.name, plugins: deployment.plugins.length, workers: count }, 'listening');
+    if (count > 1) workers = startWorkers(count, server.port, deployment.logger);
+  }
   let signals = 0;
   const shutdown = async (signal: string) => {
     if (++signals > 1) process.exit(1);
     deployment.logger.info({ signal }, 'draining');
-    await server.close();
+    await Promise.all([workers?.stop(), server.close()]);
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  if (worker) followPrimary(() => void shutdown('primary exited'));
 } catch (error) {
   if (error instanceof ConfigError) {
     console.error(`Configuration error: ${error.message}`);

@@ -1,4 +1,4 @@
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { mkdirSync } from 'node:fs';
 import * as v from 'valibot';
 import { definePlugin } from '../../core/plugin.ts';
@@ -47,6 +47,8 @@ export function createPgliteDatabase(options: PgliteOptions, logger?: Logger): D
           unlock = lockDataDir(options.dataDir);
         }
         try {
+          // Loaded on first open: a deployment on Postgres never pays for the WASM build's module.
+          const { PGlite } = await import('@electric-sql/pglite');
           db = await PGlite.create(options.dataDir);
         } catch (error) {
           unlock?.();
@@ -120,7 +122,9 @@ export default definePlugin({
   options: v.object({
     dataDir: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
     schema: v.optional(v.pipe(v.string(), v.regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a plain lowercase identifier'))),
-    instance: v.optional(v.custom<PGlite>((x) => x instanceof PGlite, 'must be a PGlite instance')),
+    instance: v.optional(
+      v.custom<PGlite>((x) => !!x && typeof (x as PGlite).query === 'function' && typeof (x as PGlite).exec === 'function', 'must be a PGlite instance'),
+    ),
   }),
   init(_deps, kernel) {
     const db = createPgliteDatabase(kernel.options, kernel.logger);

@@ -1,7 +1,7 @@
 /**
  * get_signals over MCP (Streamable HTTP, SSE answers): requests/s and p50/p95 latency against a
  * raw Bun.serve baseline measured in the same run, and the server's RSS after the load.
- * Runs on PGlite, and on Postgres when DATABASE_URL is set. Servers run in their own process;
+ * Runs on PGlite, and on Postgres when DATABASE_URL is set, there also with WORKERS=2 beside WORKERS=1. Servers run in their own process;
  * the load comes from this one.
  */
 import { readFileSync } from 'node:fs';
@@ -92,16 +92,18 @@ await baseline.proc.exited;
 console.log(`get_signals over MCP, ${CONCURRENCY} concurrent clients, ${SECONDS} s per run`);
 console.log(`baseline raw Bun.serve        ${fmt(base)}`);
 
-const storages = process.env.DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
-for (const storage of storages) {
-  const server = await startServer({ BENCH_STORAGE: storage });
+const runs: Array<{ storage: string; workers: number }> = [{ storage: 'pglite', workers: 1 }];
+if (process.env.DATABASE_URL) runs.push({ storage: 'postgres', workers: 1 }, { storage: 'postgres', workers: 2 });
+for (const { storage, workers } of runs) {
+  const server = await startServer({ BENCH_STORAGE: storage, BENCH_WORKERS: String(workers) });
   const result = await load(`http://127.0.0.1:${server.port}/mcp`, (text) => {
     if (!text.includes('sig_')) throw new Error(`unexpected answer: ${text.slice(0, 300)}`);
   });
   const rss = rssMb(server.proc.pid);
   server.proc.kill();
   await server.proc.exited;
+  const label = `${storage}, WORKERS=${workers}`;
   console.log(
-    `signals agent MCP (${storage.padEnd(8)})  ${fmt(result)}  = ${((result.rps / base.rps) * 100).toFixed(1)}% of baseline, server RSS after load ${rss} MB`,
+    `signals agent MCP (${label.padEnd(20)})  ${fmt(result)}  = ${(result.rps / base.rps).toFixed(3)}x baseline, RSS after load ${rss} MB${workers > 1 ? ' (primary)' : ''}`,
   );
 }

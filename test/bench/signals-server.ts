@@ -17,6 +17,7 @@ import tasks from '../../plugins/tasks/index.ts';
 import idempotency from '../../plugins/idempotency/index.ts';
 import signals from '../../plugins/signals/index.ts';
 import mcpHost from '../../hosts/mcp/index.ts';
+import { isWorker, startWorkers } from '../../hosts/workers.ts';
 
 export const BENCH_TOKEN = 'bench-token-0123456789abcdef';
 
@@ -51,8 +52,17 @@ if (process.env.BENCH_TARGET === 'baseline') {
     }),
     { env: { LOG_LEVEL: 'silent' } },
   );
-  const server = await serve(deployment, { port: 0, hostname: '127.0.0.1' });
-  console.log(`READY ${server.port}`);
+  // BENCH_WORKERS=N: N processes on one port, through the same mechanism as WORKERS=N (hosts/workers.ts).
+  const worker = isWorker();
+  const workers = Number(process.env.BENCH_WORKERS ?? 1);
+  const server = await serve(deployment, { port: worker ? Number(process.env.PORT) : 0, hostname: '127.0.0.1', reusePort: worker || workers > 1 });
+  if (!worker) {
+    if (workers > 1) {
+      startWorkers(workers, server.port, deployment.logger);
+      await Bun.sleep(3000); // the workers boot and join the port before the load starts
+    }
+    console.log(`READY ${server.port}`);
+  }
   process.on('SIGTERM', async () => {
     await server.close();
     process.exit(0);

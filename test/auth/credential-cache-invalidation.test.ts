@@ -47,6 +47,9 @@ test('a lookup overlapping a change is answered but not kept', async () => {
   release();
   expect(await slow).toMatchObject({ principal: { orgId: 'o1' } });
   let loads = 0;
-  await cache.get('key:aa', async () => (loads++, principal('o1')));
+  await cache.get('key:aa', async () => {
+    loads++;
+    return principal('o1');
+  });
   expect(loads).toBe(1);
 });

@@ -36,6 +36,11 @@ export class TtlCache<K, V> {
     this.entries.delete(key);
   }
 
+  /** Drop every entry whose value matches: a scan, for rare invalidations by attribute. */
+  deleteWhere(match: (value: V, key: K) => boolean): void {
+    for (const [key, hit] of this.entries) if (match(hit.value, key)) this.entries.delete(key);
+  }
+
   clear(): void {
     this.entries.clear();
   }

@@ -7,6 +7,7 @@
  *   bun run admin create-key <org name or id> [--name <label>] [--user <user name>]
  *   bun run admin list-keys <org name or id>
  *   bun run admin revoke-key <key id>
+ *   bun run admin set-tier <org name or id> <public|member|admin>
  *   bun run admin create-user <org name or id> <login> [--name <display name>]   (password: ADMIN_PASSWORD or stdin)
  *   bun run admin set-password <login or user id>                               (password: ADMIN_PASSWORD or stdin)
  *   bun run admin link-identity <user id> --issuer <url> --subject <sub>         (external OpenID Connect sign-in)
@@ -21,7 +22,16 @@ import { Database } from '../core/ports/database.ts';
 import { storage } from '../config/storage.ts';
 import auth from '../plugins/auth/index.ts';
 import oauth, { setPassword } from '../plugins/oauth/index.ts';
-import { createApiKey, createOrganization, createUser, findOrganization, findUser, linkIdentity, revokeApiKey } from '../plugins/auth/store.ts';
+import {
+  createApiKey,
+  createOrganization,
+  createUser,
+  findOrganization,
+  findUser,
+  linkIdentity,
+  revokeApiKey,
+  setOrganizationTier,
+} from '../plugins/auth/store.ts';
 import { createKeyStore } from '../plugins/oauth/keys.ts';
 import { Clock } from '../core/ports/clock.ts';
 import { SecretBox } from '../core/ports/secrets.ts';
@@ -39,7 +49,7 @@ const { positionals, values } = parseArgs({
 const [command, argument, arg2] = positionals;
 const arg = argument ?? '';
 const usage =
-  'usage: bun run admin create-org <name> [--tier member] | create-key <org> [--name label] [--user name] | list-keys <org> | revoke-key <id>\n' +
+  'usage: bun run admin create-org <name> [--tier member] | create-key <org> [--name label] [--user name] | list-keys <org> | revoke-key <id> | set-tier <org> <tier>\n' +
   '       | create-user <org> <login> [--name display] | set-password <login or id> | link-identity <user id> --issuer <url> --subject <sub> | rotate-oauth-key';
 
 /** A password from ADMIN_PASSWORD, else the first line of standard input (never from the command line). */
@@ -98,6 +108,14 @@ try {
     }
     case 'revoke-key': {
       console.log((await revokeApiKey(db, arg)) ? `revoked ${arg}` : `no active key ${arg}`);
+      break;
+    }
+    case 'set-tier': {
+      if (!['public', 'member', 'admin'].includes(arg2 ?? '')) throw new Error('set-tier needs a tier: public, member or admin');
+      const org = await findOrganization(db, arg);
+      if (!org) throw new Error(`no organization "${arg}"`);
+      await setOrganizationTier(db, org.id, arg2 as 'member');
+      console.log(`${org.name}: ${org.tier} -> ${arg2}`);
       break;
     }
     case 'create-user': {

@@ -24,7 +24,9 @@ export interface Principal {
 /**
  * Credential resolution. `authenticate` returns null for an unknown, revoked or malformed
  * credential and never throws for bad input; comparisons are constant-time. One credential
- * always resolves to the same principal id. Contract: test/contract/auth.contract.ts.
+ * always resolves to the same principal id. Resolutions may be cached per instance: a revocation
+ * or a change of standing, wherever it was written, takes effect on every instance within a
+ * second. Contract: test/contract/auth.contract.ts.
  */
 export interface AuthPort {
   authenticate(bearer: string): Promise<Principal | null>;

@@ -7,7 +7,8 @@ import { Database } from '../../core/ports/database.ts';
 import { Auth, type AuthPort, type Principal } from '../../core/ports/auth.ts';
 import { Clock } from '../../core/ports/clock.ts';
 import { TokenVerifier } from '../../core/ports/token-verifier.ts';
-import { derivedUuid, hashKey, principalForIdentity, principalForKey, touchApiKey } from './store.ts';
+import { derivedUuid, hashKey, linkedPrincipal, principalForKey, touchApiKey, unlinkedPrincipal } from './store.ts';
+import { CredentialCache } from './credential-cache.ts';
 
 const testToken = v.object({
   /** The bearer value; at least 16 characters. */
@@ -25,7 +26,8 @@ const options = v.object({
 /**
  * Minimal auth: organization API keys (stored as SHA-256 hashes), optional configured test tokens
  * and, when an OAuth plugin provides a TokenVerifier, user access tokens, all resolved from
- * `Authorization: Bearer`.
+ * `Authorization: Bearer`. Database lookups are cached per instance and dropped on every
+ * instance when a change to keys, organizations, users or identities commits (NOTIFY).
  */
 export default definePlugin({
   name: 'auth',
@@ -37,13 +39,21 @@ export default definePlugin({
     const tokens = kernel.options.testTokens.map((t) => ({ hash: hashKey(t.token), ...t }));
     // When this instance last recorded each key's use: skips the UPDATE on most requests.
     const touched = new Map<string, number>();
+    const cache = new CredentialCache();
     const port: AuthPort = {
       async authenticate(bearer: string): Promise<Principal | null> {
         // OAuth access tokens (JWTs) go to the verifier; the principal's standing comes from our users.
         if (verifier?.handles(bearer)) {
           if (bearer.length > 8192) return null;
           const identity = await verifier.verify(bearer);
-          return identity ? principalForIdentity(db, identity) : null;
+          if (!identity) return null;
+          const cacheKey = `identity:${identity.builtIn ? 'own' : 'external'}:${identity.issuer}\n${identity.subject}`;
+          const linked = await cache.get(cacheKey, async () => {
+            const principal = await linkedPrincipal(db, identity);
+            return principal && { principal };
+          });
+          if (linked) return linked.principal;
+          return identity.builtIn ? null : unlinkedPrincipal(identity);
         }
         if (bearer.length > 512) return null;
         const hash = hashKey(bearer);
@@ -55,17 +65,26 @@ export default definePlugin({
           const orgId = derivedUuid(match.hash);
           return { id: `test:${orgId}`, orgId, orgName: match.name, tier: match.tier, kind: 'test_token' };
         }
-        const found = await principalForKey(db, bearer);
+        // Keyed by the digest, like the index probe: lookup timing says nothing usable about stored keys.
+        const found = await cache.get(`key:${hash.toString('hex')}`, () => principalForKey(db, hash));
         if (!found) return null;
         const now = clock.now();
-        if (now.getTime() - (touched.get(found.keyId) ?? Number.NEGATIVE_INFINITY) >= 60_000) {
+        const keyId = found.keyId!;
+        if (now.getTime() - (touched.get(keyId) ?? Number.NEGATIVE_INFINITY) >= 60_000) {
           if (touched.size > 10_000) touched.clear(); // bounded: forgetting only costs one UPDATE
-          touched.set(found.keyId, now.getTime());
-          await touchApiKey(db, found.keyId, now);
+          touched.set(keyId, now.getTime());
+          await touchApiKey(db, keyId, now);
         }
         return found.principal;
       },
     };
     kernel.provide(Auth, port);
+    let unfollow: (() => Promise<void>) | undefined;
+    return {
+      async start() {
+        unfollow = await cache.follow(db, kernel.logger);
+      },
+      stop: () => unfollow?.(),
+    };
   },
 });

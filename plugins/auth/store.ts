@@ -57,19 +57,29 @@ export async function createApiKey(
   return { id, key, prefix };
 }
 
+/** Change an organization's standing (every key and user of it); false when there is no such organization. */
+export async function setOrganizationTier(db: Queryable, id: string, tier: Tier): Promise<boolean> {
+  const rows = await db.query(sql`UPDATE organizations SET tier = ${tier}::text WHERE id = ${id}::uuid RETURNING id`);
+  return rows.length > 0;
+}
+
 export async function revokeApiKey(db: Queryable, id: string): Promise<boolean> {
   const rows = await db.query(sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${id}::uuid AND revoked_at IS NULL RETURNING id`);
   return rows.length > 0;
 }
 
-/** The principal behind a key and the key's id, or null. The lookup is by hash (an index probe), so timing reveals nothing about stored keys. */
-export async function principalForKey(db: Queryable, key: string): Promise<{ principal: Principal; keyId: string } | null> {
+/**
+ * The principal behind a key (by its hash) and the key's id, or null. Writers need not announce changes: the
+ * tables' triggers (migration 003) tell every instance's credential cache on commit.
+ * The lookup is by hash (an index probe), so timing reveals nothing about stored keys.
+ */
+export async function principalForKey(db: Queryable, keyHash: Buffer): Promise<{ principal: Principal; keyId: string } | null> {
   const rows = await db.query<{ key_id: string; org_id: string; org_name: string; tier: Tier; user_id: string | null; user_name: string | null }>(sql`
     SELECT k.id::text AS key_id, o.id::text AS org_id, o.name AS org_name, o.tier, u.id::text AS user_id, u.name AS user_name
     FROM api_keys k
     JOIN organizations o ON o.id = k.org_id
     LEFT JOIN users u ON u.id = k.user_id
-    WHERE k.key_hash = ${hashKey(key)}::bytea AND k.revoked_at IS NULL`);
+    WHERE k.key_hash = ${keyHash}::bytea AND k.revoked_at IS NULL`);
   const row = rows[0];
   if (!row) return null;
   const principal: Principal = {
@@ -114,11 +124,10 @@ export function derivedUuid(digest: Buffer): string {
 }
 
 /**
- * The principal of a verified OAuth identity: the user (and the standing of their organization)
- * the token names. An external identity linked to no user is authenticated but has no standing:
- * tier `public` under an organization of its own, so member operations answer 403.
+ * The principal of a verified OAuth identity that names one of our users: the user (and the
+ * standing of their organization) the token names, or null when it names none.
  */
-export async function principalForIdentity(db: Queryable, identity: VerifiedIdentity): Promise<Principal | null> {
+export async function linkedPrincipal(db: Queryable, identity: VerifiedIdentity): Promise<Principal | null> {
   const where = identity.builtIn
     ? /^[0-9a-f-]{36}$/i.test(identity.subject)
       ? sql`u.id = ${identity.subject}::uuid`
@@ -130,9 +139,16 @@ export async function principalForIdentity(db: Queryable, identity: VerifiedIden
         FROM users u JOIN organizations o ON o.id = u.org_id WHERE ${where}`)
     : [];
   const row = rows[0];
-  if (row)
-    return { id: `user:${row.user_id}`, orgId: row.org_id, orgName: row.org_name, tier: row.tier, kind: 'oauth', userId: row.user_id, userName: row.user_name };
-  if (identity.builtIn) return null; // a deleted user's tokens stop working
+  if (!row) return null;
+  return { id: `user:${row.user_id}`, orgId: row.org_id, orgName: row.org_name, tier: row.tier, kind: 'oauth', userId: row.user_id, userName: row.user_name };
+}
+
+/**
+ * An external identity linked to no user is authenticated but has no standing: tier `public`
+ * under an organization of its own, so member operations answer 403. (A built-in token naming no
+ * user gets no principal: a deleted user's tokens stop working.)
+ */
+export function unlinkedPrincipal(identity: VerifiedIdentity): Principal {
   const orgId = derivedUuid(hashKey(`${identity.issuer}\n${identity.subject}`));
   const name = identity.name ?? identity.email ?? identity.subject;
   return { id: `oidc:${orgId}`, orgId, orgName: name, tier: 'public', kind: 'oauth', userName: name };

@@ -16,6 +16,7 @@ import { createVerifier, PROTECTED_RESOURCE_PREFIX } from './verifier.ts';
 import { authorizationServer } from './server.ts';
 import { discoverIssuer } from './external.ts';
 import { grantRevoked } from './store.ts';
+import { LiveGrants } from './live-grants.ts';
 
 export { setPassword } from './store.ts';
 
@@ -71,6 +72,7 @@ export default definePlugin({
       if (!crawler) throw new Error('oauth: an external issuer needs the crawler (its keys are fetched through the SSRF guard)');
       external = discoverIssuer(crawler, issuer, o.jwksTtlSeconds * 1000);
     }
+    const grants = new LiveGrants();
     const verifier = createVerifier({
       issuer,
       audiences: [...resources, ...o.audiences],
@@ -79,7 +81,7 @@ export default definePlugin({
       clock,
       logger: kernel.logger,
       builtIn,
-      grantRevoked: (id) => grantRevoked(db, id),
+      grantRevoked: (id) => grants.revoked(id, (grantId) => grantRevoked(db, grantId)),
     });
     const scopes = Object.fromEntries(o.scopes.map((x) => [x, x === 'registry' ? 'Act on the registry as the signed-in user' : x]));
     kernel.provide(TokenVerifier, {
@@ -124,14 +126,18 @@ export default definePlugin({
             codeSeconds: o.codeSeconds,
             scopes: o.scopes,
           },
-          { db, clock, ids, keys, limiter, logger: kernel.logger, accessClaims: (t) => verifier.claims(t) },
+          { db, clock, ids, keys, limiter, logger: kernel.logger, accessClaims: (t) => verifier.claims(t), revoked: (id) => grants.forget(id) },
         ),
       );
     }
+    let unfollow: (() => Promise<void>) | undefined;
     return {
       async start() {
-        if (builtIn) await keys.ensure();
+        if (!builtIn) return;
+        await keys.ensure();
+        unfollow = await grants.follow(db, kernel.logger);
       },
+      stop: () => unfollow?.(),
     };
   },
 });

@@ -31,6 +31,8 @@ export interface ServerDeps {
   logger: Logger;
   /** Claims of a valid access token of this issuer (signature, audience, lifetime checked), else null. */
   accessClaims(token: string): Promise<JWTPayload | null>;
+  /** A grant was revoked and committed: forget it at once here (other instances learn through NOTIFY). */
+  revoked(grantId: string): void;
 }
 
 const FORM_MAX = 16 * 1024;
@@ -378,7 +380,7 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
             if (row.used_at) {
               // A replayed code: whatever was issued for it is revoked (RFC 6749 section 4.1.2).
               if (row.grant_id) await store.revokeGrant(tx, row.grant_id, 'code_replay', now);
-              return { error: 'authorization code already used' };
+              return { error: 'authorization code already used', revoked: row.grant_id };
             }
             if (new Date(row.expires_at).getTime() <= now.getTime()) return { error: 'authorization code expired' };
             if ((form.get('redirect_uri') ?? row.redirect_uri) !== row.redirect_uri) return { error: 'redirect_uri does not match the authorization request' };
@@ -390,7 +392,10 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
             );
             return { grantId, userId: row.user_id, scope: row.scope };
           });
-          if ('error' in result) return oauthError(400, 'invalid_grant', result.error!);
+          if ('error' in result) {
+            if (result.revoked) d.revoked(result.revoked);
+            return oauthError(400, 'invalid_grant', result.error!);
+          }
           return mintTokens(client.client_id, result.userId, result.grantId, result.scope);
         }
 
@@ -414,13 +419,16 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
             // Reuse of a rotated token: someone else holds a copy. End the whole grant.
             await store.revokeGrant(tx, row.grant_id, 'refresh_token_reuse', now);
             d.logger.warn({ grant: row.grant_id, client: row.client_id }, 'refresh token reuse: grant revoked');
-            return { error: 'refresh token already used; the grant is revoked' };
+            return { error: 'refresh token already used; the grant is revoked', revoked: row.grant_id };
           }
           if (new Date(row.expires_at).getTime() <= now.getTime()) return { error: 'refresh token expired' };
           await tx.query(sql`UPDATE oauth_refresh_tokens SET used_at = ${now}::timestamptz WHERE token_hash = ${store.digest(token)}::bytea`);
           return { grantId: row.grant_id, userId: row.user_id, scope: row.scope };
         });
-        if ('error' in result) return oauthError(400, 'invalid_grant', result.error!);
+        if ('error' in result) {
+          if ('revoked' in result && result.revoked) d.revoked(result.revoked);
+          return oauthError(400, 'invalid_grant', result.error!);
+        }
         return mintTokens(client.client_id, result.userId, result.grantId, result.scope);
       },
     },
@@ -438,11 +446,16 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
         const [refresh] = await d.db.query<{ grant_id: string; client_id: string }>(sql`
           SELECT r.grant_id::text, g.client_id FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id
           WHERE r.token_hash = ${store.digest(token)}::bytea`);
-        if (refresh?.client_id === client.client_id) await store.revokeGrant(d.db, refresh.grant_id, 'revoked', now);
-        else if (!refresh) {
+        if (refresh?.client_id === client.client_id) {
+          await store.revokeGrant(d.db, refresh.grant_id, 'revoked', now);
+          d.revoked(refresh.grant_id);
+        } else if (!refresh) {
           // An access token of this client: its grant (and so every token minted from it) ends.
           const claims = await d.accessClaims(token);
-          if (claims?.client_id === client.client_id && typeof claims.sid === 'string') await store.revokeGrant(d.db, claims.sid, 'revoked', now);
+          if (claims?.client_id === client.client_id && typeof claims.sid === 'string') {
+            await store.revokeGrant(d.db, claims.sid, 'revoked', now);
+            d.revoked(claims.sid);
+          }
         }
         return new Response(null, { status: 200, headers: NO_STORE });
       },

@@ -1,8 +1,10 @@
 /**
  * get_signals over MCP (Streamable HTTP, SSE answers): requests/s and p50/p95 latency against a
  * raw Bun.serve baseline measured in the same run, and the server's RSS after the load.
- * Runs on PGlite, and on Postgres when DATABASE_URL is set, there also with WORKERS=2 beside WORKERS=1. Servers run in their own process;
- * the load comes from this one.
+ * Runs on PGlite, and on Postgres when DATABASE_URL is set, there also with WORKERS=2 beside
+ * WORKERS=1. Servers run in their own process; the load comes from this one. `BENCH_AUTH=api_key`
+ * authenticates with an organization API key (the database-backed credential path) instead of a
+ * configured test token.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,7 +41,8 @@ async function startServer(env: Record<string, string>) {
     out += new TextDecoder().decode(value);
   }
   reader.releaseLock();
-  return { proc, port: Number(/READY (\d+)/.exec(out)![1]) };
+  const [, port, key] = /READY (\d+)(?: (\S+))?/.exec(out)!;
+  return { proc, port: Number(port), token: key ?? TOKEN };
 }
 
 function rssMb(pid: number): number {
@@ -49,8 +52,8 @@ function rssMb(pid: number): number {
   return Math.round(Number(line.replace(/\D+/g, '')) / 1024);
 }
 
-async function load(url: string, check: (text: string) => void) {
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${TOKEN}` };
+async function load(url: string, check: (text: string) => void, token = TOKEN) {
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` };
   // Warm-up (JIT, query plans, pools), then measure.
   for (let i = 0; i < 50; i++) check(await (await fetch(url, { method: 'POST', headers, body: call })).text());
   const latencies: number[] = [];
@@ -89,16 +92,20 @@ const baseline = await startServer({ BENCH_TARGET: 'baseline', BENCH_BODY: sampl
 const base = await load(`http://127.0.0.1:${baseline.port}/mcp`, () => {});
 baseline.proc.kill();
 await baseline.proc.exited;
-console.log(`get_signals over MCP, ${CONCURRENCY} concurrent clients, ${SECONDS} s per run`);
+console.log(`get_signals over MCP, ${CONCURRENCY} concurrent clients, ${SECONDS} s per run, credential: ${process.env.BENCH_AUTH ?? 'test token'}`);
 console.log(`baseline raw Bun.serve        ${fmt(base)}`);
 
 const runs: Array<{ storage: string; workers: number }> = [{ storage: 'pglite', workers: 1 }];
 if (process.env.DATABASE_URL) runs.push({ storage: 'postgres', workers: 1 }, { storage: 'postgres', workers: 2 });
 for (const { storage, workers } of runs) {
   const server = await startServer({ BENCH_STORAGE: storage, BENCH_WORKERS: String(workers) });
-  const result = await load(`http://127.0.0.1:${server.port}/mcp`, (text) => {
-    if (!text.includes('sig_')) throw new Error(`unexpected answer: ${text.slice(0, 300)}`);
-  });
+  const result = await load(
+    `http://127.0.0.1:${server.port}/mcp`,
+    (text) => {
+      if (!text.includes('sig_')) throw new Error(`unexpected answer: ${text.slice(0, 300)}`);
+    },
+    server.token,
+  );
   const rss = rssMb(server.proc.pid);
   server.proc.kill();
   await server.proc.exited;

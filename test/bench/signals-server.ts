@@ -1,7 +1,9 @@
 /**
  * Server under test for signals-mcp.bench.ts (its own process). `BENCH_TARGET=baseline` serves a
  * raw Bun.serve answering a canned JSON body; otherwise the signals agent over MCP on the storage
- * named by BENCH_STORAGE (pglite | postgres). Prints `READY <port>` once listening.
+ * named by BENCH_STORAGE (pglite | postgres; schema BENCH_SCHEMA). Prints `READY <port>` once listening; with
+ * `BENCH_AUTH=api_key` it also mints an organization API key and prints `READY <port> <key>`, so
+ * calls authenticate through the database-backed path instead of a configured test token.
  */
 import 'reflect-metadata';
 import { mkdtempSync } from 'node:fs';
@@ -18,6 +20,8 @@ import idempotency from '../../plugins/idempotency/index.ts';
 import signals from '../../plugins/signals/index.ts';
 import mcpHost from '../../hosts/mcp/index.ts';
 import { isWorker, startWorkers } from '../../hosts/workers.ts';
+import { Database } from '../../core/ports/database.ts';
+import { createApiKey, createOrganization } from '../../plugins/auth/store.ts';
 
 export const BENCH_TOKEN = 'bench-token-0123456789abcdef';
 
@@ -35,7 +39,7 @@ if (process.env.BENCH_TARGET === 'baseline') {
 } else {
   const storage =
     process.env.BENCH_STORAGE === 'postgres'
-      ? storagePostgres({ url: process.env.DATABASE_URL!, schema: 'bench_signals', max: 10 })
+      ? storagePostgres({ url: process.env.DATABASE_URL!, schema: process.env.BENCH_SCHEMA ?? 'bench_signals', max: 10 })
       : storagePglite({ dataDir: mkdtempSync(join(tmpdir(), 'bench-pglite-')) });
   const deployment = await assemble(
     definePreset({
@@ -61,7 +65,13 @@ if (process.env.BENCH_TARGET === 'baseline') {
       startWorkers(workers, server.port, deployment.logger);
       await Bun.sleep(3000); // the workers boot and join the port before the load starts
     }
-    console.log(`READY ${server.port}`);
+    let key = '';
+    if (process.env.BENCH_AUTH === 'api_key') {
+      const db = deployment.get(Database);
+      const org = await createOrganization(db, { name: `bench-${process.pid}-${Date.now()}`, tier: 'member' });
+      key = ` ${(await createApiKey(db, { orgId: org.id, name: 'bench' })).key}`;
+    }
+    console.log(`READY ${server.port}${key}`);
   }
   process.on('SIGTERM', async () => {
     await server.close();

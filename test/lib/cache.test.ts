@@ -18,3 +18,17 @@ test('entries expire after the TTL and the oldest insertion is evicted at capaci
   cache.clear();
   expect(cache.get('c')).toBeUndefined();
 });
+
+test('deleteWhere drops exactly the entries whose value (or key) matches', () => {
+  const cache = new TtlCache<string, number>(10, 1000);
+  for (const [k, v] of [
+    ['a', 1],
+    ['b', 2],
+    ['c', 3],
+    ['d', 4],
+  ] as const)
+    cache.set(k, v);
+  cache.deleteWhere((v) => v % 2 === 0);
+  cache.deleteWhere((_, k) => k === 'c');
+  expect([cache.get('a'), cache.get('b'), cache.get('c'), cache.get('d')]).toEqual([1, undefined, undefined, undefined]);
+});

@@ -35,6 +35,11 @@ export class CatalogSnapshot<T> {
     return this.value !== undefined && this.valueGeneration === this.generation;
   }
 
+  /** The newest loaded copy, current or not, without loading (diagnostics and tests). */
+  peek(): T | undefined {
+    return this.value;
+  }
+
   /** The current copy, loading it when missing or stale. */
   get(): Promise<T> {
     if (this.value !== undefined && this.valueGeneration === this.generation) return Promise.resolve(this.value);

@@ -245,7 +245,11 @@ export async function searchSignalsSql(
  * The caller's activations of the given signals (in no particular order) and the catalog version,
  * read together: an answer from memory is exact when that version is the one its copy was loaded at.
  */
-export async function activationsAndVersion(db: Queryable, principalId: string, signalIds: string[]): Promise<{ version: string; activations: ActivationRow[] }> {
+export async function activationsAndVersion(
+  db: Queryable,
+  principalId: string,
+  signalIds: string[],
+): Promise<{ version: string; activations: ActivationRow[] }> {
   const [row] = await db.query<{ version: string; activations: ActivationRow[] }>(sql`
     SELECT (SELECT version::text FROM signal_catalog_version) AS version, COALESCE((
       SELECT jsonb_agg(jsonb_build_object('id', a.id::text, 'signal_id', a.signal_id, 'destination_key', a.destination_key,

@@ -117,7 +117,8 @@ export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, option
           fromMemory.rows.map((r) => r.id),
         );
         if (version === snapshot.version) result = { ...fromMemory, activations };
-        else await catalog.snapshot.refresh();
+        // A write committed after the copy was loaded and its notification is not here yet (or was lost).
+        else if (catalog.snapshot.peek() === snapshot) await catalog.snapshot.refresh();
       }
       // What memory does not reproduce, or a catalog changing faster than it reloads: the database ranks.
       result ??= await answer(

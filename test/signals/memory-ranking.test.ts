@@ -66,7 +66,11 @@ function generated(): { signals: SeedSignal[] } {
       ...(domain ? { data_provider_domain: domain } : {}),
       coverage_percentage: pick(COVERAGE),
       pricing: type === 'owned' ? null : { cpm: pick(CPM), currency: 'USD' },
-      tags: tied ? ['tied'] : words(r, Math.floor(r() * 4)).split(' ').filter(Boolean),
+      tags: tied
+        ? ['tied']
+        : words(r, Math.floor(r() * 4))
+            .split(' ')
+            .filter(Boolean),
       countries: r() < 0.3 ? [] : COUNTRIES.filter(() => r() < 0.4),
       ...(type === 'custom' ? { owner_org: r() < 0.5 ? ORG_A : ORG_B } : {}),
       platforms: PLATFORMS.filter(() => r() < 0.5).map((p) => ({ platform: p, estimated_activation_duration_minutes: 5 })),
@@ -112,7 +116,14 @@ const VARIANTS: Variant[] = [
   { orgId: ORG_A, catalogTypes: ['custom', 'owned'], dataProviders: ['ACME DATA', 'éclair insights'] },
   { orgId: ORG_B, maxCpm: 1.009999999999999, minCoverage: 12.5 },
   { orgId: ORG_A, maxCpm: 0.1 + 0.2 + 2.2, minCoverage: 33.33, countries: ['JP', 'FR'] },
-  { orgId: ORG_A, lookups: [{ id: 'sig_7919', domain: null }, { id: 'Sig_1', domain: 'acme.example' }, { id: 'nope', domain: null }] },
+  {
+    orgId: ORG_A,
+    lookups: [
+      { id: 'sig_7919', domain: null },
+      { id: 'Sig_1', domain: 'acme.example' },
+      { id: 'nope', domain: null },
+    ],
+  },
 ];
 
 for (const adapter of adapterNames()) {
@@ -186,6 +197,18 @@ for (const adapter of adapterNames()) {
       // Memory answered everything except the specs it hands to the database.
       for (const [spec, side] of sides) expect({ spec, side }).toEqual({ spec, side: ASKS_DATABASE.has(spec) ? 'database' : 'memory' });
       expect(compared).toBe(SPECS.length * VARIANTS.length);
+    }, 300_000);
+
+    test('100 random specs of catalog words with random filters: equal', async () => {
+      const r = rng(1616);
+      let fromMemory = 0;
+      for (let i = 0; i < 100; i++) {
+        const spec = words(r, 1 + Math.floor(r() * 6));
+        const variant = VARIANTS[Math.floor(r() * VARIANTS.length)]!;
+        if ((await compareWalk({ ...variant, spec, limit: 1 + Math.floor(r() * 100) }, 2)) === 'memory') fromMemory++;
+      }
+      // Only specs naming one lexeme both as prefix and exact go to the database.
+      expect(fromMemory).toBeGreaterThan(80);
     }, 300_000);
 
     test('cursor walks across many pages (small pages through big tie groups) stay equal', async () => {

@@ -80,9 +80,26 @@ export interface DestinationRow {
 export const platformKey = (platform: string) => `platform:${platform.toLowerCase()}`;
 export const agentKey = (url: string) => `agent:${normalizeAgentUrl(url) ?? url}`;
 
-const SIGNAL_COLUMNS = sql.raw(
+export const SIGNAL_COLUMNS = sql.raw(
   'id, name, description, signal_type, data_provider, data_provider_domain, coverage_percentage, cpm, currency, tags, countries, owner_org::text, platforms, agents',
 );
+
+/**
+ * Channel of catalog change notifications, per schema so deployments sharing one database in
+ * different schemas do not reload each other's catalogs (a channel name is at most 63 bytes).
+ */
+export const CATALOG_CHANNEL = sql.raw(`'signal_catalog_' || left(md5(current_schema()), 16)`);
+
+/**
+ * Announce a catalog write (signals, destinations) inside the writing transaction: bumps the
+ * catalog version (every answer from memory is checked against it) and notifies every instance
+ * on commit, so each reloads its copy. Every writer of signals or signal_destinations calls it.
+ */
+export async function announceCatalogChange(tx: Queryable): Promise<void> {
+  await tx.query(sql`
+    WITH v AS (UPDATE signal_catalog_version SET version = version + 1 RETURNING version)
+    SELECT pg_notify(${CATALOG_CHANNEL}, v.version::text) FROM v`);
+}
 
 /** Upsert a validated catalog (seed file or CLI import); returns counts. */
 export async function importCatalog(db: DatabasePort, raw: unknown): Promise<{ signals: number; destinations: number }> {
@@ -98,11 +115,12 @@ export async function importCatalog(db: DatabasePort, raw: unknown): Promise<{ s
         ON CONFLICT (key) DO UPDATE SET visibility = EXCLUDED.visibility, owner_org = EXCLUDED.owner_org, allowed_orgs = EXCLUDED.allowed_orgs`);
     }
     for (const s of file.signals) await upsertSignal(tx, s);
+    await announceCatalogChange(tx);
   });
   return { signals: file.signals.length, destinations: file.destinations.length };
 }
 
-export async function upsertSignal(tx: Queryable, s: SeedSignal): Promise<void> {
+async function upsertSignal(tx: Queryable, s: SeedSignal): Promise<void> {
   const platforms = s.platforms.map((p) => ({ ...p, platform: p.platform.toLowerCase() }));
   const agents = s.agents.map((a) => ({ ...a, agent_url: normalizeAgentUrl(a.agent_url) ?? a.agent_url }));
   const tags = s.tags.join(' ');
@@ -167,10 +185,12 @@ export type RankedSignal = SignalRow & { sortKey: SignalsCursor };
 /**
  * Signals visible to the organization, matching the filters and the spec or lookups, in the
  * ranking order (looked-up signals first, then text relevance of the spec, coverage, id: a total
- * order) and from after `after`, each with the caller's activations of it (one round trip: this
- * runs on every get_signals). Fetches one row more than the page to tell whether more follow.
+ * order) and from after `after`, each with the caller's activations of it, in one query.
+ * Fetches one row more than the page to tell whether more follow.
+ * The reference ranking: get_signals answers from memory (memory-catalog.ts) and falls back to
+ * this for what memory does not reproduce; test/signals/memory-ranking.test.ts holds both equal.
  */
-export async function searchSignals(
+export async function searchSignalsSql(
   db: Queryable,
   f: SearchFilters,
   principalId: string,
@@ -219,6 +239,24 @@ export async function searchSignals(
     sortKey: { anchor: Number(anchor), rank: Number(rank), coverage: coverage_key, id: row.id },
   }));
   return { rows, activations, hasMore };
+}
+
+/**
+ * The caller's activations of the given signals (in no particular order) and the catalog version,
+ * read together: an answer from memory is exact when that version is the one its copy was loaded at.
+ */
+export async function activationsAndVersion(
+  db: Queryable,
+  principalId: string,
+  signalIds: string[],
+): Promise<{ version: string; activations: ActivationRow[] }> {
+  const [row] = await db.query<{ version: string; activations: ActivationRow[] }>(sql`
+    SELECT (SELECT version::text FROM signal_catalog_version) AS version, COALESCE((
+      SELECT jsonb_agg(jsonb_build_object('id', a.id::text, 'signal_id', a.signal_id, 'destination_key', a.destination_key,
+        'destination', a.destination, 'status', a.status, 'activation_key', a.activation_key,
+        'estimated_minutes', a.estimated_minutes, 'deployed_at', a.deployed_at))
+      FROM signal_activations a WHERE a.principal_id = ${principalId}::text AND a.signal_id = ANY(${signalIds}::text[])), '[]'::jsonb) AS activations`);
+  return { version: row!.version, activations: row!.activations };
 }
 
 export async function findSignal(db: Queryable, id: string, orgId: string): Promise<SignalRow | null> {

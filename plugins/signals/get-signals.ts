@@ -2,7 +2,18 @@ import { ProtocolError } from '../../core/errors.ts';
 import { defineTask } from '../../core/task.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import { normalizeAgentUrl } from '../../lib/urls.ts';
-import { agentKey, findDestinations, searchSignals, type SignalLookup } from './catalog.ts';
+import {
+  activationsAndVersion,
+  agentKey,
+  findDestinations,
+  searchSignalsSql,
+  type ActivationRow,
+  type DestinationRow,
+  type RankedSignal,
+  type SearchFilters,
+  type SignalLookup,
+} from './catalog.ts';
+import { queryOf, type SignalsCatalog } from './memory-catalog.ts';
 import { decodeCursor, encodeCursor, fingerprintOf } from './cursor.ts';
 import { getSignalsInput, type Destination, type GetSignalsInput } from './inputs.ts';
 import { agentAccess, renderSignal, type RenderOptions } from './render.ts';
@@ -32,7 +43,12 @@ function lookupsOf(input: GetSignalsInput, agentUrl: string): SignalLookup[] | u
   return out;
 }
 
-export function getSignalsTask(db: DatabasePort, options: RenderOptions) {
+/** Tries from memory before the database answers instead (each miss reloads the copy: the catalog changed meanwhile). */
+const MEMORY_ATTEMPTS = 3;
+
+type Answer = { rows: RankedSignal[]; activations: ActivationRow[]; hasMore: boolean };
+
+export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, options: RenderOptions) {
   return defineTask({
     name: 'get_signals',
     description:
@@ -51,39 +67,70 @@ export function getSignalsTask(db: DatabasePort, options: RenderOptions) {
       }
       const requested = input.deliver_to?.deployments ?? input.destinations;
       const countries = input.deliver_to?.countries ?? input.countries;
-      // Sales agents hidden from or denied to the caller are no target; any other agent takes every signal.
-      let targets: Destination[] | undefined = requested;
       const agents = requested?.filter((d) => d.type === 'agent') ?? [];
-      if (agents.length) {
-        const known = await findDestinations(
-          db,
-          agents.map((d) => agentKey(d.agent_url)),
-        );
-        targets = requested!.filter((d) => d.type === 'platform' || agentAccess(known.get(agentKey(d.agent_url)), principal.orgId) === 'ok');
-      }
-      const anyAgent = !!targets?.some((d) => d.type === 'agent');
-      const platforms = targets?.flatMap((d) => (d.type === 'platform' ? [d.platform.toLowerCase()] : []));
       const lookups = lookupsOf(input, options.agentUrl);
-      const f = input.filters;
-      const query = {
-        orgId: principal.orgId,
-        spec: input.signal_spec,
-        lookups,
-        catalogTypes: f?.catalog_types,
-        dataProviders: f?.data_providers,
-        maxCpm: f?.max_cpm,
-        minCoverage: f?.min_coverage_percentage,
-        countries,
-        platforms: anyAgent ? undefined : platforms,
-      };
-      const fingerprint = fingerprintOf(query);
-      const cursor = input.pagination?.cursor;
       const limit = Math.min(input.pagination?.max_results ?? input.max_results ?? DEFAULT_PAGE, MAX_PAGE);
-      // Targets were named but none is usable, or lookups name nothing of this agent: nothing matches.
-      const empty = (requested && !targets?.length) || (lookups && !lookups.length && !input.signal_spec);
-      const { rows, activations, hasMore } = empty
-        ? { rows: [], activations: [], hasMore: false }
-        : await searchSignals(db, { ...query, limit, after: cursor ? decodeCursor(cursor, fingerprint) : undefined }, principal.id);
+
+      /** The answer given the catalog's destinations; `search` ranks (from memory or the database). */
+      const answer = async (destinations: Map<string, DestinationRow>, search: (f: SearchFilters) => Promise<Answer | null>) => {
+        // Sales agents hidden from or denied to the caller are no target; any other agent takes every signal.
+        const targets: Destination[] | undefined = agents.length
+          ? requested!.filter((d) => d.type === 'platform' || agentAccess(destinations.get(agentKey(d.agent_url)), principal.orgId) === 'ok')
+          : requested;
+        const anyAgent = !!targets?.some((d) => d.type === 'agent');
+        const platforms = targets?.flatMap((d) => (d.type === 'platform' ? [d.platform.toLowerCase()] : []));
+        const f = input.filters;
+        const query = {
+          orgId: principal.orgId,
+          spec: input.signal_spec,
+          lookups,
+          catalogTypes: f?.catalog_types,
+          dataProviders: f?.data_providers,
+          maxCpm: f?.max_cpm,
+          minCoverage: f?.min_coverage_percentage,
+          countries,
+          platforms: anyAgent ? undefined : platforms,
+        };
+        const fingerprint = fingerprintOf(query);
+        const cursor = input.pagination?.cursor;
+        const after = cursor ? decodeCursor(cursor, fingerprint) : undefined;
+        // Targets were named but none is usable, or lookups name nothing of this agent: nothing matches.
+        const empty = (requested && !targets?.length) || (lookups && !lookups.length && !input.signal_spec);
+        const found = empty ? { rows: [], activations: [], hasMore: false } : await search({ ...query, limit, after });
+        return found && { ...found, targets, fingerprint };
+      };
+
+      let result: Awaited<ReturnType<typeof answer>> = null;
+      for (let attempt = 0; attempt < MEMORY_ATTEMPTS && !result; attempt++) {
+        const snapshot = await catalog.snapshot.get();
+        const fromMemory = await answer(snapshot.destinations, async (f) => {
+          const query = queryOf(f);
+          if (!query && !f.lookups?.length) return { rows: [], activations: [], hasMore: false };
+          const page = catalog.search(snapshot, f, query ? await catalog.operands(query) : []);
+          return page && { ...page, activations: [] };
+        });
+        if (!fromMemory) break;
+        // One query per answer: the caller's activations, and the version proving the copy current.
+        const { version, activations } = await activationsAndVersion(
+          db,
+          principal.id,
+          fromMemory.rows.map((r) => r.id),
+        );
+        if (version === snapshot.version) result = { ...fromMemory, activations };
+        // A write committed after the copy was loaded and its notification is not here yet (or was lost).
+        else if (catalog.snapshot.peek() === snapshot) await catalog.snapshot.refresh();
+      }
+      // What memory does not reproduce, or a catalog changing faster than it reloads: the database ranks.
+      result ??= await answer(
+        agents.length
+          ? await findDestinations(
+              db,
+              agents.map((d) => agentKey(d.agent_url)),
+            )
+          : new Map(),
+        (f) => searchSignalsSql(db, f, principal.id),
+      );
+      const { rows, activations, hasMore, targets, fingerprint } = result!;
       const last = rows[rows.length - 1];
       return {
         signals: rows.map((r) => renderSignal(r, targets, activations, options)),

@@ -14,6 +14,7 @@ import { Clock } from '../../core/ports/clock.ts';
 import { TaskStore } from '../../core/ports/tasks.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
 import { signalsScenarios } from './test-controls.ts';
+import { SignalsCatalog } from './memory-catalog.ts';
 
 export const DEFAULT_SEED = join(import.meta.dir, 'seed.json');
 
@@ -45,7 +46,10 @@ export default definePlugin({
       activationDelaySeconds: options.activationDelaySeconds,
       agentActivationMinutes: options.agentActivationMinutes,
     };
-    tasks.add(getSignalsTask(db, taskOptions), activateSignalTask(db, ids, taskOptions));
+    // get_signals answers from this copy of the catalog; every instance reloads it on change notifications.
+    const catalog = new SignalsCatalog(db);
+    let unfollow: (() => Promise<void>) | undefined;
+    tasks.add(getSignalsTask(db, catalog, taskOptions), activateSignalTask(db, ids, taskOptions));
     const block: Json = { discovery_modes: ['brief'], features: { catalog_signals: true } };
     tasks.declareCapability({ protocol: 'signals', block: { signals: block } });
     controller?.register(...signalsScenarios(db, clock, store));
@@ -60,6 +64,11 @@ export default definePlugin({
           sql`SELECT DISTINCT data_provider_domain AS d FROM signals WHERE data_provider_domain IS NOT NULL ORDER BY 1`,
         );
         if (domains.length) block.data_provider_domains = domains.map((r) => r.d);
+        unfollow = await catalog.follow(kernel.logger);
+        await catalog.snapshot.get();
+      },
+      async stop() {
+        await unfollow?.();
       },
     };
   },

@@ -1,0 +1,182 @@
+import { sql } from '../../core/sql.ts';
+import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
+import type { Logger } from '../../core/log.ts';
+import { CatalogSnapshot } from '../../lib/catalog-snapshot.ts';
+import { TtlCache } from '../../lib/cache.ts';
+import { CATALOG_CHANNEL, SIGNAL_COLUMNS, specQuery, type DestinationRow, type RankedSignal, type SearchFilters, type SignalRow } from './catalog.ts';
+import { addTerm, compareLexemes, finishRank, lexemeTerm, parseOrQuery, parseTsvector, type QueryOperand } from './ts-rank.ts';
+
+interface Entry {
+  row: SignalRow;
+  /** Position in `ORDER BY id` (the database's collation orders ids, not JS). */
+  order: number;
+  coverage: number;
+  coverageKey: string;
+  cpm: number | null;
+  /** `lower(data_provider)` as the database computes it. */
+  providerKey: string;
+  platformNames: string[];
+}
+
+interface Posting {
+  entry: number;
+  /** lexemeTerm of the lexeme's positions in this signal. */
+  term: number;
+}
+
+export interface Catalog {
+  version: string;
+  entries: Entry[];
+  byId: Map<string, number>;
+  /** Lexeme -> signals holding it; `lexemes` sorted as Postgres sorts them, for prefix ranges. */
+  postings: Map<string, Posting[]>;
+  lexemes: string[];
+  destinations: Map<string, DestinationRow>;
+}
+
+/** Read the version first: data read after it is at least that new, so an equal version later means no write since. */
+export async function loadCatalog(db: Queryable): Promise<Catalog> {
+  const [v] = await db.query<{ version: string }>(sql`SELECT version::text AS version FROM signal_catalog_version`);
+  const rows = await db.query<SignalRow & { coverage_key: string; provider_key: string; platform_names: string[]; search_text: string }>(sql`
+    SELECT ${SIGNAL_COLUMNS}, coverage_percentage::text AS coverage_key, lower(data_provider) AS provider_key, platform_names,
+           search::text AS search_text
+    FROM signals ORDER BY id`);
+  const destinations = await db.query<DestinationRow>(sql`
+    SELECT key, type, platform, agent_url, visibility, owner_org::text, allowed_orgs::text[] AS allowed_orgs FROM signal_destinations`);
+  const postings = new Map<string, Posting[]>();
+  const entries = rows.map(({ coverage_key, provider_key, platform_names, search_text, ...row }, i): Entry => {
+    for (const lexeme of parseTsvector(search_text)) {
+      let list = postings.get(lexeme.text);
+      if (!list) postings.set(lexeme.text, (list = []));
+      list.push({ entry: i, term: lexemeTerm(lexeme.weights) });
+    }
+    return {
+      row,
+      order: i,
+      coverage: Number(coverage_key),
+      coverageKey: coverage_key,
+      cpm: row.cpm === null ? null : Number(row.cpm),
+      providerKey: provider_key,
+      platformNames: platform_names,
+    };
+  });
+  return {
+    version: v?.version ?? '',
+    entries,
+    byId: new Map(entries.map((e, i) => [e.row.id, i])),
+    postings,
+    lexemes: [...postings.keys()].sort(compareLexemes),
+    destinations: new Map(destinations.map((d) => [d.key, d])),
+  };
+}
+
+/** First index of `sorted` not below `key`. */
+function lowerBound(sorted: string[], key: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareLexemes(sorted[mid]!, key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+interface Candidate {
+  entry: Entry;
+  anchor: number;
+  rank: number;
+}
+
+/** ORDER BY anchor DESC, rank DESC, coverage_percentage DESC, id. */
+const compare = (a: { anchor: number; rank: number; coverage: number; order: number }, b: typeof a) =>
+  b.anchor - a.anchor || (a.rank === b.rank ? 0 : a.rank > b.rank ? -1 : 1) || b.coverage - a.coverage || a.order - b.order;
+const key = (c: Candidate) => ({ anchor: c.anchor, rank: c.rank, coverage: c.entry.coverage, order: c.entry.order });
+
+/**
+ * The signal catalog in memory (a snapshot per instance, reloaded on change notifications), with
+ * searchSignalsSql's ranking reproduced exactly. `search` returns null for what it does not
+ * reproduce (a query that is not a plain OR of lexemes, an organization id that is not a
+ * canonical UUID, a cursor naming an unknown signal): the caller then asks the database.
+ */
+export class SignalsCatalog {
+  readonly snapshot: CatalogSnapshot<Catalog>;
+  /** to_tsquery text per query string: parsing depends only on the text search configuration. */
+  private readonly queries = new TtlCache<string, QueryOperand[] | null>(2000, 3_600_000);
+
+  constructor(private readonly db: DatabasePort) {
+    this.snapshot = new CatalogSnapshot(() => loadCatalog(db));
+  }
+
+  async follow(logger: Logger): Promise<() => Promise<void>> {
+    const [row] = await this.db.query<{ channel: string }>(sql`SELECT ${CATALOG_CHANNEL} AS channel`);
+    return this.snapshot.follow(this.db, row!.channel, logger);
+  }
+
+  /** The distinct operands of the spec's query as the database parses it; null when not an OR query. */
+  async operands(query: string): Promise<QueryOperand[] | null> {
+    const hit = this.queries.get(query);
+    if (hit !== undefined) return hit;
+    const [row] = await this.db.query<{ q: string }>(sql`SELECT to_tsquery('english', ${query}::text)::text AS q`);
+    const parsed = parseOrQuery(row!.q);
+    this.queries.set(query, parsed);
+    return parsed;
+  }
+
+  /** One page as searchSignalsSql ranks it (activations aside), or null when the database must answer. */
+  search(c: Catalog, f: SearchFilters, operands: QueryOperand[] | null): { rows: RankedSignal[]; hasMore: boolean } | null {
+    if (operands === null || !CANONICAL_UUID.test(f.orgId)) return null;
+    const lookups = f.lookups ?? [];
+    const ranks = new Map<number, number>();
+    // calc_rank_or: operands in sorted order, each one's matching lexemes in sorted order.
+    for (const o of operands) {
+      const from = o.prefix ? lowerBound(c.lexemes, o.text) : -1;
+      const matching = o.prefix ? [] : c.postings.has(o.text) ? [o.text] : [];
+      if (o.prefix) for (let i = from; i < c.lexemes.length && c.lexemes[i]!.startsWith(o.text); i++) matching.push(c.lexemes[i]!);
+      for (const lexeme of matching) {
+        for (const p of c.postings.get(lexeme)!) ranks.set(p.entry, addTerm(ranks.get(p.entry) ?? 0, p.term));
+      }
+    }
+    const anchored = new Set<number>();
+    for (const l of lookups) {
+      const i = c.byId.get(l.id);
+      if (i !== undefined && (!l.domain || l.domain === c.entries[i]!.row.data_provider_domain)) anchored.add(i);
+    }
+    const types = f.catalogTypes?.length ? new Set(f.catalogTypes) : null;
+    const providers = f.dataProviders?.length ? new Set(f.dataProviders.map((p) => p.toLowerCase())) : null;
+    const countries = f.countries?.length ? new Set(f.countries) : null;
+    const platforms = f.platforms?.length ? new Set(f.platforms) : null;
+    let after: { anchor: number; rank: number; coverage: number; order: number } | null = null;
+    if (f.after) {
+      const i = c.byId.get(f.after.id);
+      if (i === undefined) return null;
+      after = { anchor: f.after.anchor, rank: f.after.rank, coverage: Number(f.after.coverage), order: i };
+    }
+    const found: Candidate[] = [];
+    for (const i of new Set([...ranks.keys(), ...anchored])) {
+      const e = c.entries[i]!;
+      const r = e.row;
+      if (r.owner_org !== null && r.owner_org !== f.orgId) continue;
+      if (types && !types.has(r.signal_type)) continue;
+      if (providers && !providers.has(e.providerKey)) continue;
+      if (f.maxCpm !== undefined && e.cpm !== null && !(e.cpm <= f.maxCpm)) continue;
+      if (f.minCoverage !== undefined && !(e.coverage >= f.minCoverage)) continue;
+      if (countries && r.countries.length && !r.countries.some((x) => countries.has(x))) continue;
+      if (platforms && !e.platformNames.some((x) => platforms.has(x))) continue;
+      const candidate = { entry: e, anchor: anchored.has(i) ? 1 : 0, rank: finishRank(ranks.get(i) ?? 0, operands.length) };
+      if (after && compare(key(candidate), after) <= 0) continue;
+      found.push(candidate);
+    }
+    found.sort((a, b) => compare(key(a), key(b)));
+    const page = found.slice(0, f.limit);
+    return {
+      rows: page.map(({ entry, anchor, rank }) => ({ ...entry.row, sortKey: { anchor, rank, coverage: entry.coverageKey, id: entry.row.id } })),
+      hasMore: found.length > f.limit,
+    };
+  }
+}
+
+/** The spec's query text as searchSignalsSql builds it ('' when the spec has no usable word). */
+export const queryOf = (f: SearchFilters) => (f.spec ? specQuery(f.spec) : '');

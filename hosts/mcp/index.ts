@@ -13,7 +13,7 @@ import type { TaskStatus } from '../../core/ports/tasks.ts';
 import { challenge, mountUrls, protectedResourceRoute, signedRequest } from '../shared/auth-discovery.ts';
 import { accepts } from './accept.ts';
 import { readMcpBody } from '../shared/mcp-edge.ts';
-import { answer, plan, type FastHandlers } from './fast-path.ts';
+import { answer, plan, type FastHandlers } from '../shared/mcp-fast-path.ts';
 
 const mount = v.object({
   /** Where the Streamable HTTP endpoint is served (`/mcp`, `/signals/mcp`). */
@@ -21,7 +21,7 @@ const mount = v.object({
   /** Protocol groups served there (default: every task). */
   protocols: v.optional(v.array(v.string())),
   /**
-   * Answer every message with a per-request SDK server, never with the fast path (hosts/mcp/fast-path.ts,
+   * Answer every message with a per-request SDK server, never with the fast path (hosts/shared/mcp-fast-path.ts,
    * same bytes). For the test that compares the two.
    */
   sdk: v.optional(v.boolean(), false),
@@ -140,7 +140,7 @@ function callsOf(messages: unknown[]): { calls: { name: string; input: unknown }
 
 /**
  * MCP host (Streamable HTTP, stateless), tools = tasks. Single initialize, tools/list and tools/call
- * requests and notifications take the fast path (fast-path.ts, the SDK's bytes without an SDK server);
+ * requests and notifications take the fast path (hosts/shared/mcp-fast-path.ts, the SDK's bytes without an SDK server);
  * anything else gets a fresh SDK Server + transport.
  * `tools/call` answers with the task payload JSON in `content[0].text` and `structuredContent`;
  * failures set `isError` with `{code, message, errors, {ns}_error}`.

@@ -7,13 +7,22 @@ import { TENANTS } from '../../config/test-agent.ts';
 import { ManualTimers } from '../../core/scheduler.ts';
 import type { PluginEntry } from '../../core/config.ts';
 import mcpHost from '../../hosts/mcp/index.ts';
-import { answer, type FastHandlers } from '../../hosts/mcp/fast-path.ts';
-import { forEachDatabase } from '../support/db.ts';
+import { answer, type FastHandlers } from '../../hosts/shared/mcp-fast-path.ts';
+import { dropSchema, forEachDatabase, type AdapterName } from '../support/db.ts';
+import auth from '../../plugins/auth/index.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
+import registryBrands from '../../plugins/registry-brands/index.ts';
+import registryProperties from '../../plugins/registry-properties/index.ts';
+import registryAgents from '../../plugins/registry-agents/index.ts';
+import registryFeed from '../../plugins/registry-feed/index.ts';
+import searchPostgres from '../../plugins/search-postgres/index.ts';
+import restHost from '../../hosts/rest/index.ts';
+import mcpEndpoints from '../../hosts/mcp-endpoints/index.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { newKey } from '../support/principals.ts';
 import { plan as governancePlan } from '../governance/fixture.ts';
 
-// The MCP fast path (hosts/mcp/fast-path.ts) must put the same bytes on the wire as the SDK server it
+// The MCP fast path (hosts/shared/mcp-fast-path.ts) must put the same bytes on the wire as the SDK server it
 // stands in for. The all-in-one preset serves every tenant twice: `/{tenant}/mcp` (fast path) and
 // `/{tenant}/mcp-sdk` (`sdk: true`, a per-request SDK Server + transport, as before the fast path).
 // Every request of the matrix goes to both; status, headers and body must match byte for byte once
@@ -171,20 +180,43 @@ function plugins(): PluginEntry[] {
   return [...others, mcpHost({ mounts })];
 }
 
-async function send(w: World, path: string, c: Case, accept: string): Promise<{ exchange: Exchange; servers: number }> {
+async function send(w: World, path: string, c: Case, accept: string, base = w.s.base): Promise<{ exchange: Exchange; servers: number }> {
   const headers: Record<string, string> = { accept, 'content-type': 'application/json', ...c.headers };
   if (headers['content-type'] === '') delete headers['content-type'];
   const token = c.token === 'key' ? w.key : c.token === 'fresh' ? (await newKey(w.s.deployment)).key : c.token;
   if (token) headers.authorization = `Bearer ${token}`;
   const body = typeof c.body === 'function' ? c.body(crypto.randomUUID()) : c.body;
   const before = sdkServers;
-  const res = await fetch(w.s.base + path, { method: 'POST', headers, body });
+  const res = await fetch(base + path, { method: 'POST', headers, body });
   const text = await res.text();
   const kept: Record<string, string> = {};
   res.headers.forEach((value, name) => {
     if (!SKIPPED_HEADERS.has(name)) kept[name] = normalize(value);
   });
   return { exchange: { status: res.status, headers: kept, body: normalize(text) }, servers: sdkServers - before };
+}
+
+type Send = (c: Case, accept: string) => Promise<{ exchange: Exchange; servers: number }>;
+
+/** Each case in both Accept modes to the fast and the SDK side: what differs, and how many the fast path answered. */
+async function compare(cases: Case[], toFast: Send, toSdk: Send): Promise<{ mismatches: unknown[]; fastAnswers: number }> {
+  const mismatches: unknown[] = [];
+  let fastAnswers = 0;
+  for (const c of cases) {
+    for (const accept of [SSE, JSON_ONLY]) {
+      const fast = await toFast(c, accept);
+      const sdk = await toSdk(c, accept);
+      // Who answered: the fast path builds no SDK server; the SDK side builds one unless the edge refused.
+      const route: Route = fast.servers ? 'sdk' : sdk.servers ? 'fast' : 'edge';
+      if (route === 'fast') fastAnswers++;
+      const same = JSON.stringify(fast.exchange) === JSON.stringify(sdk.exchange);
+      if (c.ok && (fast.exchange.status !== 200 || fast.exchange.body.includes('"isError":true')))
+        mismatches.push({ case: c.name, failed: fast.exchange.body });
+      if (![c.route].flat().includes(route) || !same)
+        mismatches.push({ case: c.name, accept, expectedRoute: c.route, route, ...(same ? {} : { fast: fast.exchange, sdk: sdk.exchange }) });
+    }
+  }
+  return { mismatches, fastAnswers };
 }
 
 forEachDatabase<World>(
@@ -248,6 +280,55 @@ forEachDatabase<World>(
       }
       expect(sdkServers - before).toBe(0);
     }, 60_000);
+  },
+);
+
+// The registry's endpoint tools (hosts/mcp-endpoints, JSON answers only) take the same fast path. One
+// endpoint per deployment, so the SDK side is a second deployment (`sdk: true`) on its own schema.
+const registryPlugins = (sdk: boolean) => [
+  auth(),
+  rateLimit(),
+  registryBrands(),
+  registryProperties(),
+  searchPostgres(),
+  registryAgents(),
+  registryFeed({ sequenceIntervalMs: 0 }),
+  restHost(),
+  mcpEndpoints({ sdk }),
+];
+
+forEachDatabase<{ fast: World; sdk: World; adapter: AdapterName; schema: string }>(
+  'MCP fast path, registry tools',
+  async (adapter, schema) => {
+    const world = async (s: TestServer) => ({ s, key: (await newKey(s.deployment)).key });
+    const fast = await world(await startServer(adapter, schema, registryPlugins(false)));
+    const sdk = await world(await startServer(adapter, `${schema}_sdk`, registryPlugins(true)));
+    return { fast, sdk, adapter, schema };
+  },
+  async ({ fast, sdk, adapter, schema }) => {
+    await fast.s.close();
+    await sdk.s.close();
+    await dropSchema(adapter, `${schema}_sdk`);
+  },
+  (get) => {
+    test('every request of the matrix gets the same bytes from the fast path and the SDK', async () => {
+      const { fast, sdk } = get();
+      const listed = (await send(fast, '/mcp', { name: 'list', body: rpc('tools/list'), route: 'fast' }, JSON_ONLY)).exchange.body;
+      const tools = JSON.parse(listed).result.tools as { name: string }[];
+      expect(tools.map((t) => t.name)).toContain('resolve_brand');
+      const reads: Case[] = [
+        { name: 'resolve_brand, unknown', body: call('resolve_brand', { domain: 'nobody.example' }), route: 'fast' },
+        { name: 'brand registry page', body: call('list_brands', { limit: 5 }), token: 'key', route: 'fast', ok: true },
+        { name: 'registry stats', body: call('registry_stats', {}), route: 'fast', ok: true },
+      ];
+      const { mismatches, fastAnswers } = await compare(
+        [...FIXED, ...toolCases(tools), ...reads],
+        (c, accept) => send(fast, '/mcp', c, accept),
+        (c, accept) => send(sdk, '/mcp', c, accept),
+      );
+      expect(mismatches).toEqual([]);
+      expect(fastAnswers).toBeGreaterThan(2 * tools.length);
+    }, 120_000);
   },
 );
 

@@ -14,11 +14,16 @@ import { callEndpoint, type EndpointCollaborators } from '../shared/endpoint-cal
 import { entriesOf, isOptional, jsonSchemaOf, type JsonSchema } from '../shared/json-schema.ts';
 import { trustedBaseUrl } from '../../lib/urls.ts';
 import { readMcpBody } from '../shared/mcp-edge.ts';
+import { answer, plan, type FastHandlers } from '../shared/mcp-fast-path.ts';
+
+const CAPABILITIES = { tools: { listChanged: false } };
 
 const options = v.object({
   /** Where the Streamable HTTP endpoint is served. */
   path: v.optional(v.pipe(v.string(), v.regex(/^\/[A-Za-z0-9/_-]*$/, 'must be an absolute path')), '/mcp'),
   name: v.optional(v.string(), 'registry'),
+  /** Answer every message with a per-request SDK server, never with the fast path (same bytes). For the test that compares the two. */
+  sdk: v.optional(v.boolean(), false),
 });
 
 interface Tool {
@@ -118,15 +123,14 @@ export default definePlugin({
     const rpcError = (status: number, code: number, message: string, id: unknown = null, headers: Record<string, string> = {}) =>
       Response.json({ jsonrpc: '2.0', id, error: { code, message } }, { status, headers });
 
-    const buildServer = (request: Request, principal: Principal | null, requestId: string, ip: () => string) => {
-      const server = new Server(
-        { name: kernel.options.name, version: '1.0.0' },
-        { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: validator },
-      );
-      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed as any }));
-      server.setRequestHandler(CallToolRequestSchema, async (rpc) => {
-        const tool = tools!.get(rpc.params.name);
-        const answer = (body: unknown, isError: boolean) => {
+    /** What one request's server answers; the fast path (hosts/shared/mcp-fast-path.ts) and the SDK server share it. */
+    const handlersFor = (request: Request, principal: Principal | null, requestId: string, ip: () => string): FastHandlers => ({
+      serverInfo: { name: kernel.options.name, version: '1.0.0' },
+      capabilities: CAPABILITIES,
+      listTools: () => ({ tools: listed }),
+      async callTool(rpc) {
+        const tool = tools!.get(rpc.name);
+        const reply = (body: unknown, isError: boolean) => {
           const structured = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : { result: body };
           return {
             content: [{ type: 'text' as const, text: JSON.stringify(structured) }],
@@ -134,8 +138,8 @@ export default definePlugin({
             ...(isError ? { isError: true } : {}),
           };
         };
-        if (!tool) return answer(errorBody(new ProtocolError('INVALID_REQUEST', `Unknown tool ${rpc.params.name}`)), true);
-        const args = (rpc.params.arguments ?? {}) as Record<string, unknown>;
+        if (!tool) return reply(errorBody(new ProtocolError('INVALID_REQUEST', `Unknown tool ${rpc.name}`)), true);
+        const args = (rpc.arguments ?? {}) as Record<string, unknown>;
         const query: Record<string, unknown> = {};
         const params: Record<string, string> = {};
         const body: Record<string, unknown> = {};
@@ -160,12 +164,18 @@ export default definePlugin({
             collaborators,
           );
           const { body: out, isError } = await resultOf(result);
-          return answer(out, isError);
+          return reply(out, isError);
         } catch (error) {
-          if (error instanceof ProtocolError) return answer(errorBody(error), true);
+          if (error instanceof ProtocolError) return reply(errorBody(error), true);
           throw error;
         }
-      });
+      },
+    });
+
+    const buildServer = (handlers: FastHandlers) => {
+      const server = new Server(handlers.serverInfo, { capabilities: handlers.capabilities, jsonSchemaValidator: validator });
+      server.setRequestHandler(ListToolsRequestSchema, () => handlers.listTools() as any);
+      server.setRequestHandler(CallToolRequestSchema, (rpc) => handlers.callTool(rpc.params) as any);
       return server;
     };
 
@@ -189,7 +199,10 @@ export default definePlugin({
             if (!(error instanceof ProtocolError)) throw error;
             return rpcError(401, -32001, error.message, firstId, { 'www-authenticate': challenge(request, !!authorization) });
           }
-          const server = buildServer(request, principal, ctx.requestId, () => ctx.ip);
+          const handlers = handlersFor(request, principal, ctx.requestId, () => ctx.ip);
+          const fast = kernel.options.sdk ? null : plan(request.headers, parsed);
+          if (fast) return answer(handlers, fast, false);
+          const server = buildServer(handlers);
           const transport = new WebStandardStreamableHTTPServerTransport({
             sessionIdGenerator: undefined,
             enableJsonResponse: true,

@@ -13,12 +13,18 @@ import type { TaskStatus } from '../../core/ports/tasks.ts';
 import { challenge, mountUrls, protectedResourceRoute, signedRequest } from '../shared/auth-discovery.ts';
 import { accepts } from './accept.ts';
 import { readMcpBody } from '../shared/mcp-edge.ts';
+import { answer, plan, type FastHandlers } from '../shared/mcp-fast-path.ts';
 
 const mount = v.object({
   /** Where the Streamable HTTP endpoint is served (`/mcp`, `/signals/mcp`). */
   path: v.pipe(v.string(), v.regex(/^\/[A-Za-z0-9/_-]*$/, 'must be an absolute path')),
   /** Protocol groups served there (default: every task). */
   protocols: v.optional(v.array(v.string())),
+  /**
+   * Answer every message with a per-request SDK server, never with the fast path (hosts/shared/mcp-fast-path.ts,
+   * same bytes). For the test that compares the two.
+   */
+  sdk: v.optional(v.boolean(), false),
 });
 
 const options = v.object({
@@ -51,6 +57,8 @@ interface MountShared {
   tools?: unknown[];
 }
 
+const CAPABILITIES = { tools: { listChanged: false }, tasks: {} };
+
 function toolList(gateway: TaskGatewayPort, shared: MountShared) {
   return (shared.tools ??= gateway.describe(shared.protocols).map((task) => ({
     name: task.name,
@@ -60,31 +68,35 @@ function toolList(gateway: TaskGatewayPort, shared: MountShared) {
   })));
 }
 
-function buildServer(gateway: TaskGatewayPort, shared: MountShared, authorization: string | null, principal: Principal | null): Server {
-  const { protocols } = shared;
-  const server = new Server(
-    { name: shared.name, version: '1.0.0' },
-    { capabilities: { tools: { listChanged: false }, tasks: {} }, jsonSchemaValidator: shared.validator },
-  );
+/** What one request's server answers to initialize, tools/list and tools/call: the fast path and the SDK server share it. */
+function handlersFor(gateway: TaskGatewayPort, shared: MountShared, authorization: string | null, principal: Principal | null): FastHandlers {
+  return {
+    serverInfo: { name: shared.name, version: '1.0.0' },
+    capabilities: CAPABILITIES,
+    listTools: () => ({ tools: toolList(gateway, shared) }),
+    async callTool(params) {
+      const outcome = await gateway.invoke({
+        name: params.name,
+        input: params.arguments ?? {},
+        authorization,
+        protocols: shared.protocols,
+        admitted: { principal },
+      });
+      // The payload JSON is the text content; structuredContent carries the same object.
+      return {
+        content: [{ type: 'text' as const, text: JSON.stringify(outcome.body) }],
+        structuredContent: outcome.body,
+        ...(outcome.ok ? {} : { isError: true }),
+      };
+    },
+  };
+}
+
+function buildServer(gateway: TaskGatewayPort, shared: MountShared, handlers: FastHandlers, authorization: string | null): Server {
+  const server = new Server(handlers.serverInfo, { capabilities: handlers.capabilities, jsonSchemaValidator: shared.validator });
   const ns = gateway.namespace;
-
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList(gateway, shared) as any }));
-
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const outcome = await gateway.invoke({
-      name: request.params.name,
-      input: request.params.arguments ?? {},
-      authorization,
-      protocols,
-      admitted: { principal },
-    });
-    // The payload JSON is the text content; structuredContent carries the same object.
-    return {
-      content: [{ type: 'text' as const, text: JSON.stringify(outcome.body) }],
-      structuredContent: outcome.body,
-      ...(outcome.ok ? {} : { isError: true }),
-    };
-  });
+  server.setRequestHandler(ListToolsRequestSchema, () => handlers.listTools() as any);
+  server.setRequestHandler(CallToolRequestSchema, (request) => handlers.callTool(request.params) as any);
 
   // MCP-native polling of the task ids our asynchronous calls return; the AdCP status body rides in _meta.
   server.setRequestHandler(GetTaskRequestSchema, async (request) => {
@@ -127,7 +139,9 @@ function callsOf(messages: unknown[]): { calls: { name: string; input: unknown }
 }
 
 /**
- * MCP host (Streamable HTTP, stateless): a fresh Server + transport per request, tools = tasks.
+ * MCP host (Streamable HTTP, stateless), tools = tasks. Single initialize, tools/list and tools/call
+ * requests and notifications take the fast path (hosts/shared/mcp-fast-path.ts, the SDK's bytes without an SDK server);
+ * anything else gets a fresh SDK Server + transport.
  * `tools/call` answers with the task payload JSON in `content[0].text` and `structuredContent`;
  * failures set `isError` with `{code, message, errors, {ns}_error}`.
  *
@@ -154,7 +168,8 @@ export default definePlugin({
         return rpcError(401, AUTH_ERROR_CODE, admission.error.message, id, { 'www-authenticate': header }, data);
       };
       const serve = async (request: Request, principal: Principal | null, json: boolean, parsedBody?: unknown) => {
-        const server = buildServer(gateway, shared, request.headers.get('authorization'), principal);
+        const authorization = request.headers.get('authorization');
+        const server = buildServer(gateway, shared, handlersFor(gateway, shared, authorization, principal), authorization);
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: json,
@@ -177,6 +192,8 @@ export default definePlugin({
           const first = messages.find((x) => x && typeof x === 'object' && 'id' in x) as { id?: unknown } | undefined;
           return refuse(request, admission, first?.id ?? null, (calls[0]?.input as { context?: unknown } | undefined)?.context);
         }
+        const fast = m.sdk ? null : plan(request.headers, parsed);
+        if (fast) return answer(handlersFor(gateway, shared, request.headers.get('authorization'), admission.principal), fast, sse);
         // The body is handed over parsed; the SDK's own Accept check is satisfied once negotiation is done here.
         const headers = new Headers(request.headers);
         headers.set('accept', 'application/json, text/event-stream');

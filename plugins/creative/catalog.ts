@@ -1,6 +1,7 @@
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { Logger } from '../../core/log.ts';
 import type { FormatDefinition } from '../../core/ports/creative-generator.ts';
+import { CatalogSnapshot } from '../../lib/catalog-snapshot.ts';
 import { CATALOG_CHANGES, loadCatalog, toWire } from './formats.ts';
 
 interface Entry {
@@ -34,45 +35,19 @@ const before = (a: { position: number; id: string }, b: { position: number; id: 
   a.position < b.position || (a.position === b.position && a.id < b.id);
 
 /**
- * The catalog as answered, held by each instance and read again after any change: writers
- * NOTIFY in their transaction (upsertFormats), so every instance drops it on commit; a lost
- * notification is bounded by `ttlMs`. Listing and lookups are then memory work only.
- * Definitions are shared by every answer: read-only by convention.
+ * The catalog as answered, held by each instance (lib/catalog-snapshot.ts): writers NOTIFY in
+ * their transaction (upsertFormats), so every instance reloads it after commit. Listing and
+ * lookups are then memory work only. Definitions are shared by every answer: read-only by convention.
  */
 export class FormatCatalog {
-  private snapshot: Promise<{ entries: Entry[]; byId: Map<string, Entry> }> | null = null;
-  private generation = 0;
-  private loadedAt = 0;
+  private readonly snapshot: CatalogSnapshot<{ entries: Entry[]; byId: Map<string, Entry> }>;
 
   constructor(
     private readonly db: DatabasePort,
-    private readonly agentUrl: string,
-    private readonly ttlMs = 300_000,
-  ) {}
-
-  invalidate(): void {
-    this.generation++;
-    this.snapshot = null;
-  }
-
-  /** Follow change notifications from every instance; returns the unsubscribe function. */
-  follow(logger: Logger): Promise<() => Promise<void>> {
-    return this.db.listen(
-      CATALOG_CHANGES,
-      () => this.invalidate(),
-      () => {
-        logger.warn('catalog change listener reconnected; catalog reloaded');
-        this.invalidate();
-      },
-    );
-  }
-
-  private current() {
-    if (this.snapshot && performance.now() - this.loadedAt > this.ttlMs) this.invalidate();
-    if (this.snapshot) return this.snapshot;
-    const generation = this.generation;
-    const loading = loadCatalog(this.db).then((rows) => {
-      const entries = rows
+    agentUrl: string,
+  ) {
+    this.snapshot = new CatalogSnapshot(async () => {
+      const entries = (await loadCatalog(db))
         .map((r) => ({
           id: r.id,
           position: r.position,
@@ -82,20 +57,20 @@ export class FormatCatalog {
           width: r.width,
           height: r.height,
           responsive: r.responsive,
-          wire: toWire(r.definition, this.agentUrl),
+          wire: toWire(r.definition, agentUrl),
         }))
         .sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
       return { entries, byId: new Map(entries.map((e) => [e.id, e])) };
     });
-    // A load that overlaps an invalidation answers its caller but is not kept.
-    if (generation === this.generation) {
-      this.snapshot = loading;
-      this.loadedAt = performance.now();
-      loading.catch(() => {
-        if (this.snapshot === loading) this.snapshot = null;
-      });
-    }
-    return loading;
+  }
+
+  /** Follow change notifications from every instance; returns the unsubscribe function. */
+  follow(logger: Logger): Promise<() => Promise<void>> {
+    return this.snapshot.follow(this.db, CATALOG_CHANGES, logger);
+  }
+
+  private current() {
+    return this.snapshot.get();
   }
 
   /** One page of the filtered catalog in listing order (position, id). */

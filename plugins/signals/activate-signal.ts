@@ -136,8 +136,8 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, options: Acti
         // Issued together (one round trip with the task record's statements).
         within: async (wtx) => {
           const inserted = await Promise.all(
-            rows.map(
-              (r) => wtx.query(sql`
+            rows.map((r) =>
+              wtx.query(sql`
                 INSERT INTO signal_activations (id, signal_id, principal_id, destination_key, destination, status, activation_key, estimated_minutes, ready_at, created_at)
                 VALUES (${r.id}::uuid, ${signal.id}::text, ${principal.id}::text, ${r.destination}::text, ${r.d}::jsonb, 'pending', ${r.key}::jsonb,
                         ${r.minutes}::numeric, ${r.readyAt}::timestamptz, ${now}::timestamptz)

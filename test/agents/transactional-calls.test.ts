@@ -58,7 +58,7 @@ function counting(inner: DatabasePort) {
 }
 
 /** activate_signal, plus an outbox row, then a crash once everything is written (while `crash.next`). */
-const crash = { next: false, inside: null as null | Record<string, number> };
+const crash = { next: false, inside: null as null | Counts };
 const crashingProbe = definePlugin({
   name: 'test-crashing-activation',
   deps: { tasks: Tasks, outbox: WebhookOutbox },
@@ -97,8 +97,8 @@ const crashingProbe = definePlugin({
   },
 });
 
-async function counts(q: Queryable): Promise<Record<string, number>> {
-  const [row] = await q.query<Record<string, number>>(sql`
+async function counts(q: Queryable): Promise<Counts> {
+  const [row] = await q.query<Counts>(sql`
     SELECT (SELECT count(*)::int FROM signal_activations) AS activations, (SELECT count(*)::int FROM tasks) AS tasks,
            (SELECT count(*)::int FROM task_status_history) AS history, (SELECT count(*)::int FROM idempotency_keys) AS keys,
            (SELECT count(*)::int FROM idempotency_keys WHERE state = 'completed') AS completed,
@@ -106,7 +106,9 @@ async function counts(q: Queryable): Promise<Record<string, number>> {
   return row!;
 }
 
-const plus = (base: Record<string, number>, n: number) => Object.fromEntries(Object.entries(base).map(([k, v]) => [k, v + n]));
+const plus = (base: Counts, n: number) => Object.fromEntries(Object.entries(base).map(([k, v]) => [k, v + n])) as Counts;
+
+type Counts = Record<'activations' | 'tasks' | 'history' | 'keys' | 'completed' | 'outbox', number>;
 
 interface Subject {
   s: SignalsServer;

@@ -1,7 +1,8 @@
 /**
  * Server under test for signals-mcp.bench.ts (its own process). `BENCH_TARGET=baseline` serves a
  * raw Bun.serve answering a canned JSON body; otherwise the signals agent over MCP on the storage
- * named by BENCH_STORAGE (pglite | postgres). Prints `READY <port>` once listening.
+ * named by BENCH_STORAGE (pglite | postgres; BENCH_SCHEMA names the Postgres schema). Prints `READY <port>`
+ * once listening.
  */
 import 'reflect-metadata';
 import { mkdtempSync } from 'node:fs';
@@ -34,7 +35,7 @@ if (process.env.BENCH_TARGET === 'baseline') {
 } else {
   const storage =
     process.env.BENCH_STORAGE === 'postgres'
-      ? storagePostgres({ url: process.env.DATABASE_URL!, schema: 'bench_signals', max: 10 })
+      ? storagePostgres({ url: process.env.DATABASE_URL!, schema: process.env.BENCH_SCHEMA ?? 'bench_signals', max: 10 })
       : storagePglite({ dataDir: mkdtempSync(join(tmpdir(), 'bench-pglite-')) });
   const deployment = await assemble(
     definePreset({

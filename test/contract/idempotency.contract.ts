@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import type { IdempotencyBegin, IdempotencyClaim, IdempotencyPort } from '../../core/ports/idempotency.ts';
+import type { IdempotencyBegin, IdempotencyClaim, IdempotencyClaimIn, IdempotencyPort } from '../../core/ports/idempotency.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import { sql } from '../../core/sql.ts';
 import type { ManualClock } from '../../core/ports/clock.ts';
@@ -31,7 +31,7 @@ async function code(work: Promise<unknown>): Promise<string> {
   return error.code;
 }
 
-function claimOf(begin: IdempotencyBegin): IdempotencyClaim {
+function claimOf(begin: IdempotencyBegin | IdempotencyClaimIn): IdempotencyClaim {
   expect(begin.kind).toBe('claimed');
   if (begin.kind !== 'claimed') throw new Error('not claimed');
   return begin.claim;

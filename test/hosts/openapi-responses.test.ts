@@ -141,16 +141,12 @@ test('every endpoint answers what the document declares', async () => {
   await post('/api/brands/{domain}/rollback', { to_revision: 1 }, '/api/brands/acme.example/rollback');
   await get('/api/brands/registry', '/api/brands/registry?limit=5');
   await get('/api/brands/enrich', '/api/brands/enrich?domain=pub.test');
-  await s.deployment
-    .get(Database)
-    .transaction((tx) =>
-      s.deployment
-        .get(BrandJsonRecords)
-        .record(tx, 'house.example', {
-          house: { domain: 'house.example', name: 'House' },
-          brands: [{ id: 'h', names: [{ en: 'House' }], domains: ['house.example'] }],
-        }),
-    );
+  await s.deployment.get(Database).transaction((tx) =>
+    s.deployment.get(BrandJsonRecords).record(tx, 'house.example', {
+      house: { domain: 'house.example', name: 'House' },
+      brands: [{ id: 'h', names: [{ en: 'House' }], domains: ['house.example'] }],
+    }),
+  );
   await get('/api/brands/brand-json', '/api/brands/brand-json?domain=house.example');
 
   // Properties.

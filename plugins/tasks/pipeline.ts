@@ -6,7 +6,7 @@ import type { Logger } from '../../core/log.ts';
 import { authenticateRequest, type AuthPort, type Principal } from '../../core/ports/auth.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
-import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyClaim, type IdempotencyPort } from '../../core/ports/idempotency.ts';
+import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyClaim, type IdempotencyClaimIn, type IdempotencyPort } from '../../core/ports/idempotency.ts';
 import type { TaskNotifierPort } from '../../core/ports/task-notifier.ts';
 import type { TaskCall, TaskOutcome } from '../../core/ports/task-gateway.ts';
 import type { A2aPushConfig, NewTask, TaskStatus } from '../../core/ports/tasks.ts';
@@ -215,15 +215,24 @@ export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<Ta
     // The hash covers the operation, not the envelope: a retry with a new context replays.
     const hash = payloadHash(rawInput);
     if (task.transactional) {
-      // Claim, handler, task record and stored response commit together; a throw rolls all of it
-      // back, which also frees the key. Null: another caller holds a committed claim (below).
-      const outcome = await deps.db.transaction(async (tx) => {
-        const claimed = await deps.idempotency.claim(tx, principal.id, key, task.name, hash);
-        if (claimed.kind === 'busy') return null;
-        if (claimed.kind === 'replay') return replayed(task, claimed.response, context);
-        return answer(call_, await task.handler({ ...ctx, tx }), claimed.claim, tx);
-      });
-      if (outcome) return outcome;
+      try {
+        return await deps.db.transaction(async (tx) => {
+          // The handler starts with the claim instead of after it, so its first statements travel
+          // with the claim's (one round trip). The claim's verdict wins: on a replay, a busy key or
+          // a claim error the Verdict/error rolls the handler's work back.
+          const claiming = deps.idempotency.claim(tx, principal.id, key, task.name, hash);
+          const handling = (async () => task.handler({ ...ctx, tx }))();
+          const [claimed, handled] = await Promise.allSettled([claiming, handling]);
+          if (claimed.status === 'rejected') throw claimed.reason;
+          if (claimed.value.kind !== 'claimed') throw new Verdict(claimed.value);
+          if (handled.status === 'rejected') throw handled.reason;
+          return await answer(call_, handled.value, claimed.value.claim, tx);
+        });
+      } catch (caught) {
+        if (!(caught instanceof Verdict)) throw caught;
+        if (caught.found.kind === 'replay') return replayed(task, caught.found.response, context);
+        // Busy: another caller holds a committed claim; wait for it below as a non-transactional call.
+      }
     }
     const begun = await deps.idempotency.begin(principal.id, key, task.name, hash);
     if (begun.kind === 'replay') return replayed(task, begun.response, context);
@@ -236,6 +245,11 @@ export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<Ta
     const error = toError(caught, deps.logger);
     return { ok: false, error, body: errorBody(error, ns, context, task), task };
   }
+}
+
+/** A transactional call's claim found no claim to take: replay, or wait (busy). Rolls the transaction back. */
+class Verdict {
+  constructor(readonly found: Exclude<IdempotencyClaimIn, { kind: 'claimed' }>) {}
 }
 
 /** A call past validation, as `answer` needs it. */

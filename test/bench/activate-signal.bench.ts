@@ -2,7 +2,8 @@
  * activate_signal over MCP on Postgres, each request with a fresh idempotency_key and a fresh
  * target (a sales agent URL: one target activates once per principal), against a baseline in the
  * same run: a raw postgres.js transaction inserting the same rows (idempotency record, activation,
- * task record and its history row) at the same concurrency. Prints both req/s and the ratio.
+ * task record and its history row) at the same concurrency. Prints both req/s and the ratio, and
+ * for scale what MCP alone allows (a task that touches no database, on the same server).
  * Needs DATABASE_URL. The server runs in its own process; the load and the baseline in this one.
  */
 import postgres from 'postgres';
@@ -74,6 +75,13 @@ const mcp = await measure(async (i) => {
   if (res.status !== 200 || !text.includes('submitted') || text.includes('"isError":true'))
     throw new Error(`unexpected answer ${res.status}: ${text.slice(0, 300)}`);
 });
+// The ceiling MCP itself leaves: a task that touches no database, on the same server.
+const ceiling = await measure(async (i) => {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'get_proto_capabilities', arguments: {} } });
+  const res = await fetch(`http://127.0.0.1:${server.port}/mcp`, { method: 'POST', headers, body });
+  const text = await res.text();
+  if (res.status !== 200 || !text.includes('supported_protocols')) throw new Error(`unexpected answer ${res.status}: ${text.slice(0, 300)}`);
+});
 await server.stop();
 
 // Baseline: the same rows, written by postgres.js directly (pipelined in one transaction), same pool size as the server.
@@ -102,3 +110,4 @@ await cleanup.end();
 console.log(`activate_signal over MCP on Postgres, ${CONCURRENCY} concurrent clients, ${SECONDS} s per run (fresh idempotency_key per call)`);
 console.log(`baseline raw postgres.js transaction  ${fmt(base)}`);
 console.log(`activate_signal MCP                   ${fmt(mcp)}  ratio ${(mcp.rps / base.rps).toFixed(2)}x`);
+console.log(`(MCP ceiling: capabilities, no DB      ${fmt(ceiling)}  ratio ${(ceiling.rps / base.rps).toFixed(2)}x)`);

@@ -29,7 +29,7 @@ export interface PostgresOptions {
   prepare?: boolean;
 }
 
-type Session = postgres.Sql | postgres.TransactionSql;
+type Session = postgres.Sql | postgres.ReservedSql;
 
 /** Statements of a session; `progress` runs after each one that completes. */
 function wrap(sql: Session, progress?: () => void): Queryable {
@@ -99,10 +99,33 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
         timer = setTimeout(() => stall(unavailable(new Error(`a transaction made no progress for ${patienceMs} ms`))), patienceMs);
       };
       arm();
-      const run = pool.begin((tx) => {
-        arm();
-        return fn(wrap(tx, arm));
-      }) as Promise<T>;
+      const run = (async () => {
+        const c = await pool.reserve();
+        // Only a connection left idle (committed or rolled back) goes back to the pool; a broken one
+        // is already closed by postgres.js and reopened on demand.
+        let idle = false;
+        try {
+          arm();
+          // BEGIN is not a round trip of its own: it travels with the transaction's first statements.
+          const begun = c.unsafe('BEGIN');
+          begun.catch(() => {});
+          try {
+            const result = await fn(wrap(c, arm));
+            await begun;
+            await c.unsafe('COMMIT');
+            idle = true;
+            return result;
+          } catch (error) {
+            await c.unsafe('ROLLBACK').then(
+              () => (idle = true),
+              () => {},
+            );
+            throw error;
+          }
+        } finally {
+          if (idle) c.release();
+        }
+      })();
       run.catch(() => {});
       try {
         return await Promise.race([run, stalled]);

@@ -3,6 +3,8 @@ import { sql, type SqlFragment } from '../../core/sql.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { Database, type DatabasePort, type Queryable } from '../../core/ports/database.ts';
 import { WebhookOutbox } from '../../core/ports/webhook-outbox.ts';
+import { Idempotency } from '../../core/ports/idempotency.ts';
+import { payloadHash } from '../../lib/canonical-json.ts';
 import { defineTask, Tasks, type Deferral } from '../../core/task.ts';
 import { activateSignalInput } from '../../plugins/signals/inputs.ts';
 import signerHmacLegacy from '../../plugins/signer-hmac-legacy/index.ts';
@@ -187,6 +189,25 @@ forEachDatabase<Subject>(
       ]);
       // The claim with both catalog reads; then every write together.
       expect(new Set(seen.map((x) => x.trip)).size).toBe(2);
+    });
+
+    test('a key held by a committed claim (a non-transactional execution elsewhere) is IDEMPOTENCY_IN_FLIGHT, then replays its response', async () => {
+      const { s, counter } = get();
+      const client = restClient(s.server, TOKEN);
+      await client.call('activate_signal', { ...ACTIVATE, deployments: [{ type: 'platform', platform: 'yahoo-dsp' }], idempotency_key: 'tx-principal-probe-0001' });
+      const [who] = await counter.db.query<{ principal_id: string }>(sql`SELECT principal_id FROM idempotency_keys WHERE key = 'tx-principal-probe-0001'`);
+      const args = { ...ACTIVATE, deployments: [{ type: 'platform', platform: 'stackadapt' }], idempotency_key: 'tx-held-elsewhere-0001' };
+      const idempotency = s.server.deployment.get(Idempotency);
+      const held = await idempotency.begin(who!.principal_id, args.idempotency_key, 'activate_signal', payloadHash(args));
+      if (held.kind !== 'claimed') throw new Error('expected a claim');
+      const before = await counts(counter.db);
+      const busy = await client.call('activate_signal', args);
+      expect(busy.body.code).toBe('IDEMPOTENCY_IN_FLIGHT');
+      expect(await counts(counter.db)).toEqual(before);
+      await idempotency.complete(held.claim, { status: 'submitted', task_id: 'held-elsewhere' });
+      const replay = await client.call('activate_signal', args);
+      expect(replay.body).toMatchObject({ status: 'submitted', task_id: 'held-elsewhere', replayed: true });
+      expect(await counts(counter.db)).toEqual({ ...before, completed: before.completed + 1 });
     });
   },
 );

@@ -194,7 +194,11 @@ forEachDatabase<Subject>(
     test('a key held by a committed claim (a non-transactional execution elsewhere) is IDEMPOTENCY_IN_FLIGHT, then replays its response', async () => {
       const { s, counter } = get();
       const client = restClient(s.server, TOKEN);
-      await client.call('activate_signal', { ...ACTIVATE, deployments: [{ type: 'platform', platform: 'yahoo-dsp' }], idempotency_key: 'tx-principal-probe-0001' });
+      await client.call('activate_signal', {
+        ...ACTIVATE,
+        deployments: [{ type: 'platform', platform: 'yahoo-dsp' }],
+        idempotency_key: 'tx-principal-probe-0001',
+      });
       const [who] = await counter.db.query<{ principal_id: string }>(sql`SELECT principal_id FROM idempotency_keys WHERE key = 'tx-principal-probe-0001'`);
       const args = { ...ACTIVATE, deployments: [{ type: 'platform', platform: 'stackadapt' }], idempotency_key: 'tx-held-elsewhere-0001' };
       const idempotency = s.server.deployment.get(Idempotency);

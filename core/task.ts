@@ -82,6 +82,15 @@ export interface TaskContext<I> {
   /** Protocol groups served where the call arrived (a path-routed mount); undefined when the mount serves all. */
   protocols?: readonly string[];
   task: TaskHandle;
+  /**
+   * The call's transaction, given to `transactional` tasks only: the idempotency claim, the
+   * handler's statements, a deferral's `within` writes, the task record and the stored response
+   * commit together, or nothing does. Run every statement on it: the plain Database port would
+   * escape the transaction on Postgres and wait for it forever on PGlite (one connection).
+   * Absent in the rare fallback where another instance holds the key (the handler then runs as a
+   * non-transactional task), so handlers use `ctx.tx ?? db`.
+   */
+  tx?: Queryable;
 }
 
 /** Context of a resumed asynchronous step (run by the tasks worker, not by a request). */
@@ -120,6 +129,13 @@ export interface TaskDefinition<I = any, O extends Json = Json> {
   requestSchema?: string;
   /** Mutating tasks require `idempotency_key` and are replay-protected. */
   mutating?: boolean;
+  /**
+   * A mutating task whose handler only touches the database: the pipeline runs the whole call in
+   * one transaction (see TaskContext.tx), so nothing partial survives a failure and no statement
+   * autocommits. Leave it off for a handler that calls the network (an ad server, a generator):
+   * the transaction would hold a connection, and row locks, across the slow call.
+   */
+  transactional?: boolean;
   /** `optional` lets anonymous callers in (capabilities); default `required`. */
   auth?: 'required' | 'optional';
   errorShape?: ErrorShape;

@@ -11,6 +11,15 @@ export type IdempotencyBegin =
   /** Same key, same payload, finished earlier: answer the stored response with `replayed: true`. */
   | { kind: 'replay'; response: Json };
 
+/** What `claim` finds inside a caller's transaction. */
+export type IdempotencyClaimIn =
+  | IdempotencyBegin
+  /**
+   * Another caller holds a committed in-flight claim (a non-transactional execution, possibly on
+   * another instance): end the transaction and wait with `begin`.
+   */
+  | { kind: 'busy' };
+
 export interface IdempotencyClaim {
   principalId: string;
   key: string;
@@ -31,6 +40,14 @@ export interface IdempotencyClaim {
 export interface IdempotencyPort {
   readonly replayTtlSeconds: number;
   begin(principalId: string, key: string, taskName: string, payloadHash: string): Promise<IdempotencyBegin>;
+  /**
+   * `begin` inside the caller's transaction `tx`, in as few statements as possible (one when the
+   * key is new). The claim is the uncommitted key row itself: a concurrent duplicate blocks on the
+   * key until `tx` ends, then replays the committed response (or claims, if `tx` rolled back).
+   * Complete it with `complete(claim, response, tx)` in the same transaction; a rollback frees the
+   * key, so no `release` is needed. Same errors as `begin`; `busy` instead of waiting.
+   */
+  claim(tx: Queryable, principalId: string, key: string, taskName: string, payloadHash: string): Promise<IdempotencyClaimIn>;
   /** Store the response for replays; with `tx`, it commits with the caller's other writes (a task record). */
   complete(claim: IdempotencyClaim, response: Json, tx?: Queryable): Promise<void>;
   /** Forget a claim whose execution failed, so a retry executes again (no effect once completed). */

@@ -3,7 +3,7 @@ import { ProtocolError } from '../../core/errors.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
-import type { IdempotencyBegin, IdempotencyClaim, IdempotencyPort } from '../../core/ports/idempotency.ts';
+import type { IdempotencyBegin, IdempotencyClaim, IdempotencyClaimIn, IdempotencyPort } from '../../core/ports/idempotency.ts';
 import type { Json } from '../../core/task.ts';
 
 export interface IdempotencyOptions {
@@ -44,11 +44,33 @@ export class DbIdempotency implements IdempotencyPort {
   async begin(principalId: string, key: string, taskName: string, payloadHash: string): Promise<IdempotencyBegin> {
     const deadline = performance.now() + this.options.inFlightWaitMs;
     for (;;) {
+      const found = await this.attempt(this.db, principalId, key, taskName, payloadHash);
+      if (found.kind !== 'busy') return found;
+      if (performance.now() >= deadline) {
+        throw new ProtocolError('IDEMPOTENCY_IN_FLIGHT', 'A request with this idempotency_key is still being processed', {
+          retryAfter: 1,
+          recovery: 'transient',
+          suggestion: 'Retry the same request shortly to receive its response',
+        });
+      }
+      await sleep(this.options.pollMs);
+    }
+  }
+
+  claim(tx: Queryable, principalId: string, key: string, taskName: string, payloadHash: string): Promise<IdempotencyClaimIn> {
+    // Inside a transaction the INSERT waits on a concurrent uncommitted claim of the key, so by the
+    // time it returns, the other caller has committed (replay) or rolled back (claimed).
+    return this.attempt(tx, principalId, key, taskName, payloadHash);
+  }
+
+  /** One claim attempt on `q`: claimed, replay, busy (someone else's live claim), or an error. */
+  private async attempt(q: Queryable, principalId: string, key: string, taskName: string, payloadHash: string): Promise<IdempotencyClaimIn> {
+    for (;;) {
       const now = this.clock.now();
       const claimId = this.ids.uuid7();
       const claimedUntil = new Date(now.getTime() + this.options.inFlightLeaseSeconds * 1000);
       const expiresAt = new Date(now.getTime() + this.replayTtlSeconds * 1000);
-      const inserted = await this.db.query<{ claim_id: string }>(sql`
+      const inserted = await q.query<{ claim_id: string }>(sql`
         INSERT INTO idempotency_keys (principal_id, key, task_name, payload_hash, state, claim_id, created_at, claimed_until, expires_at)
         VALUES (${principalId}::text, ${key}::text, ${taskName}::text, ${payloadHash}::text, 'in_flight', ${claimId}::uuid,
                 ${now}::timestamptz, ${claimedUntil}::timestamptz, ${expiresAt}::timestamptz)
@@ -56,7 +78,7 @@ export class DbIdempotency implements IdempotencyPort {
         RETURNING claim_id::text`);
       if (inserted.length) return { kind: 'claimed', claim: { principalId, key, claimId } };
 
-      const [row] = await this.db.query<KeyRow>(sql`
+      const [row] = await q.query<KeyRow>(sql`
         SELECT task_name, payload_hash, state, claim_id::text, response, claimed_until, expires_at
         FROM idempotency_keys WHERE principal_id = ${principalId}::text AND key = ${key}::text`);
       if (!row) continue; // released between our insert and select: try to claim again
@@ -79,21 +101,14 @@ export class DbIdempotency implements IdempotencyPort {
 
       if (new Date(row.claimed_until).getTime() < now.getTime()) {
         // The executing instance vanished: take the claim over (fenced on the old claim id).
-        const taken = await this.db.query<{ claim_id: string }>(sql`
+        const taken = await q.query<{ claim_id: string }>(sql`
           UPDATE idempotency_keys SET claim_id = ${claimId}::uuid, claimed_until = ${claimedUntil}::timestamptz
           WHERE principal_id = ${principalId}::text AND key = ${key}::text AND claim_id = ${row.claim_id}::uuid AND state = 'in_flight'
           RETURNING claim_id::text`);
         if (taken.length) return { kind: 'claimed', claim: { principalId, key, claimId } };
         continue;
       }
-      if (performance.now() >= deadline) {
-        throw new ProtocolError('IDEMPOTENCY_IN_FLIGHT', 'A request with this idempotency_key is still being processed', {
-          retryAfter: 1,
-          recovery: 'transient',
-          suggestion: 'Retry the same request shortly to receive its response',
-        });
-      }
-      await sleep(this.options.pollMs);
+      return { kind: 'busy' };
     }
   }
 

@@ -80,6 +80,8 @@ export function syncAccountsTask(deps: SalesDeps) {
       'Create or update the buyer accounts (brand + operator + billing) this caller buys under; idempotent. Returns each account with its action and status.',
     protocol: 'media_buy',
     mutating: true,
+    // Database only: the accounts commit with the idempotency record.
+    transactional: true,
     input: v.object({
       ...versionFields,
       accounts: v.pipe(
@@ -94,13 +96,13 @@ export function syncAccountsTask(deps: SalesDeps) {
       delete_missing: v.optional(v.boolean()),
       dry_run: v.optional(v.boolean()),
     }),
-    async handler({ input, principal, clock, ids }) {
+    async handler({ input, principal, clock, ids, tx: callTx }) {
       if (input.delete_missing)
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'delete_missing is not supported: close accounts with the seller', { field: 'delete_missing' });
       const owner = principal.orgId;
       const now = clock.now();
       const sandbox = (a: { sandbox?: boolean }) => deps.options.sandbox || (a.sandbox ?? false);
-      const results = await deps.db.transaction(async (tx) => {
+      const sync = async (tx: Queryable) => {
         const out: Json[] = [];
         for (const a of input.accounts) {
           const [existing] = await tx.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE owner = ${owner}::text AND brand_domain = ${a.brand.domain}::text
@@ -142,7 +144,8 @@ export function syncAccountsTask(deps: SalesDeps) {
           out.push(rendered);
         }
         return out;
-      });
+      };
+      const results = await (callTx ? sync(callTx) : deps.db.transaction(sync));
       const body: Json = { accounts: results };
       if (input.dry_run) body.dry_run = true;
       if (deps.options.sandbox) body.sandbox = true;

@@ -69,6 +69,8 @@ export function providePerformanceFeedbackTask(deps: SalesDeps) {
     protocol: 'media_buy',
     requestSchema: 'media-buy/provide-performance-feedback-request.json',
     mutating: true,
+    // Database only: the feedback row commits with the idempotency record.
+    transactional: true,
     input: v.looseObject({
       ...versionFields,
       media_buy_id: ref,
@@ -90,9 +92,10 @@ export function providePerformanceFeedbackTask(deps: SalesDeps) {
       metric_type: v.optional(v.picklist(METRIC_TYPES, `must be one of ${METRIC_TYPES.join(', ')}`), 'overall_performance'),
       feedback_source: v.optional(v.picklist(SOURCES, `must be one of ${SOURCES.join(', ')}`), 'buyer_attribution'),
     }),
-    async handler({ input, principal, clock, ids }) {
+    async handler({ input, principal, clock, ids, tx }) {
+      const q = tx ?? deps.db;
       const now = clock.now();
-      const buy = await loadBuy(deps.db, input.media_buy_id, principal.orgId);
+      const buy = await loadBuy(q, input.media_buy_id, principal.orgId);
       if (!buy || buy.status === 'pending_review') {
         throw new ProtocolError('MEDIA_BUY_NOT_FOUND', `No media buy ${input.media_buy_id.slice(0, 128)} for this caller`, {
           status: 404,
@@ -102,14 +105,14 @@ export function providePerformanceFeedbackTask(deps: SalesDeps) {
       if (new Date(input.measurement_period.start) > now) {
         throw new ProtocolError('INVALID_REQUEST', 'measurement_period.start: is in the future', { field: 'measurement_period.start' });
       }
-      if (input.package_id && !(await loadPackages(deps.db, [buy.media_buy_id])).get(buy.media_buy_id)!.some((p) => p.package_id === input.package_id)) {
+      if (input.package_id && !(await loadPackages(q, [buy.media_buy_id])).get(buy.media_buy_id)!.some((p) => p.package_id === input.package_id)) {
         throw new ProtocolError('PACKAGE_NOT_FOUND', `No package ${input.package_id.slice(0, 128)} in media buy ${buy.media_buy_id}`, {
           status: 404,
           field: 'package_id',
         });
       }
       if (input.creative_id) {
-        const [found] = await deps.db.query(
+        const [found] = await q.query(
           sql`SELECT 1 FROM sales_creatives WHERE account_id = ${buy.account_id}::text AND creative_id = ${input.creative_id}::text`,
         );
         if (!found)
@@ -118,7 +121,7 @@ export function providePerformanceFeedbackTask(deps: SalesDeps) {
             field: 'creative_id',
           });
       }
-      await deps.db.query(sql`INSERT INTO sales_performance_feedback (feedback_id, media_buy_id, package_id, creative_id, period_start, period_end, performance_index,
+      await q.query(sql`INSERT INTO sales_performance_feedback (feedback_id, media_buy_id, package_id, creative_id, period_start, period_end, performance_index,
           metric_type, feedback_source, status, submitted_at)
         VALUES (${`fb_${ids.uuid7().replace(/-/g, '')}`}::text, ${buy.media_buy_id}::text, ${input.package_id ?? null}::text, ${input.creative_id ?? null}::text,
           ${input.measurement_period.start}::timestamptz, ${input.measurement_period.end}::timestamptz, ${input.performance_index}::numeric,

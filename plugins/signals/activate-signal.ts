@@ -3,7 +3,7 @@ import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
-import { agentKey, findDestinations, findSignal, platformKey, type ActivationRow, type SignalRow } from './catalog.ts';
+import { agentKey, findDestinations, findSignal, platformKey, type ActivationRow, type DestinationRow, type SignalRow } from './catalog.ts';
 import { activateSignalInput, type Destination } from './inputs.ts';
 import { signalsError, type SignalsErrorItem } from './errors.ts';
 import { activationKey, agentAccess, deployment, destKey, minutesFor, pricingOptions, type RenderOptions } from './render.ts';
@@ -14,11 +14,7 @@ export interface ActivationOptions extends RenderOptions {
 }
 
 /** Problems with the targets of an activation, each naming its field. */
-async function targetErrors(db: DatabasePort, signal: SignalRow, targets: Destination[], field: string, orgId: string, options: RenderOptions) {
-  const known = await findDestinations(
-    db,
-    targets.map((d) => (d.type === 'platform' ? platformKey(d.platform) : agentKey(d.agent_url))),
-  );
+function targetErrors(known: Map<string, DestinationRow>, signal: SignalRow, targets: Destination[], field: string, orgId: string, options: RenderOptions) {
   const errors: SignalsErrorItem[] = [];
   targets.forEach((d, i) => {
     const at = `${field}[${i}]`;
@@ -71,11 +67,22 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, options: Acti
     errorShape: 'signals',
     requestSchema: 'signals/activate-signal-request.json',
     mutating: true,
+    // Database only: the claim, the pending activations, the task record and the replay response
+    // commit in one transaction.
+    transactional: true,
     input: activateSignalInput,
-    async handler({ input, principal, clock, namespace, task }) {
+    async handler({ input, principal, clock, namespace, task, tx }) {
+      const q = tx ?? db;
       const field = input.destinations ? 'destinations' : 'deployments';
       const targets = (input.destinations ?? input.deployments)!;
-      const signal = await findSignal(db, input.signal_agent_segment_id, principal.orgId);
+      // Both reads at once: one round trip.
+      const [signal, known] = await Promise.all([
+        findSignal(q, input.signal_agent_segment_id, principal.orgId),
+        findDestinations(
+          q,
+          targets.map((d) => (d.type === 'platform' ? platformKey(d.platform) : agentKey(d.agent_url))),
+        ),
+      ]);
       if (!signal) {
         throw signalsError([
           {
@@ -93,7 +100,7 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, options: Acti
           suggestion: 'Use a pricing_options[].pricing_option_id returned by get_signals for this signal',
         });
       }
-      const errors = await targetErrors(db, signal, targets, field, principal.orgId, options);
+      const errors = targetErrors(known, signal, targets, field, principal.orgId, options);
       if (errors.length) throw signalsError(errors);
 
       const keys = targets.map(destKey);
@@ -102,7 +109,7 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, options: Acti
       }
 
       if (input.action === 'deactivate') {
-        await db.query(
+        await q.query(
           sql`DELETE FROM signal_activations WHERE principal_id = ${principal.id}::text AND signal_id = ${signal.id}::text AND destination_key = ANY(${keys}::text[])`,
         );
         return { deployments: targets.map((d) => deployment(d, minutesFor(signal, d, options) ?? 0)) };
@@ -126,16 +133,18 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, options: Acti
         state: { signal_id: signal.id, activation_ids: rows.map((r) => r.id) },
         runAt,
         // The pending activations commit with the task record, or not at all.
-        within: async (tx) => {
-          const taken: number[] = [];
-          for (const [i, r] of rows.entries()) {
-            const inserted = await tx.query(sql`
-              INSERT INTO signal_activations (id, signal_id, principal_id, destination_key, destination, status, activation_key, estimated_minutes, ready_at, created_at)
-              VALUES (${r.id}::uuid, ${signal.id}::text, ${principal.id}::text, ${r.destination}::text, ${r.d}::jsonb, 'pending', ${r.key}::jsonb,
-                      ${r.minutes}::numeric, ${r.readyAt}::timestamptz, ${now}::timestamptz)
-              ON CONFLICT (signal_id, principal_id, destination_key) DO NOTHING RETURNING id`);
-            if (!inserted.length) taken.push(i);
-          }
+        // Issued together (one round trip with the task record's statements).
+        within: async (wtx) => {
+          const inserted = await Promise.all(
+            rows.map((r) =>
+              wtx.query(sql`
+                INSERT INTO signal_activations (id, signal_id, principal_id, destination_key, destination, status, activation_key, estimated_minutes, ready_at, created_at)
+                VALUES (${r.id}::uuid, ${signal.id}::text, ${principal.id}::text, ${r.destination}::text, ${r.d}::jsonb, 'pending', ${r.key}::jsonb,
+                        ${r.minutes}::numeric, ${r.readyAt}::timestamptz, ${now}::timestamptz)
+                ON CONFLICT (signal_id, principal_id, destination_key) DO NOTHING RETURNING id`),
+            ),
+          );
+          const taken = rows.flatMap((_, i) => (inserted[i]!.length ? [] : [i]));
           // A target already activated (or being activated) is ALREADY_ACTIVATED; nothing is kept.
           if (taken.length) {
             throw signalsError(

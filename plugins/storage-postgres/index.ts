@@ -22,9 +22,14 @@ export interface PostgresOptions {
    * network). Either way the caller gets DatabaseUnavailableError. Default 15 000. Migrations are exempt.
    */
   statementTimeoutMs?: number;
+  /**
+   * Use named prepared statements (default true). Turn off behind a pooler in transaction mode
+   * (PgBouncer before 1.21) that cannot keep a connection's prepared statements.
+   */
+  prepare?: boolean;
 }
 
-type Session = postgres.Sql | postgres.TransactionSql;
+type Session = postgres.Sql | postgres.ReservedSql;
 
 /** Statements of a session; `progress` runs after each one that completes. */
 function wrap(sql: Session, progress?: () => void): Queryable {
@@ -32,7 +37,10 @@ function wrap(sql: Session, progress?: () => void): Queryable {
     async query<T>(statement: SqlFragment): Promise<T[]> {
       const { text, values } = statement.build();
       try {
-        const rows = (await sql.unsafe(text, values as any[])) as unknown as T[];
+        // Prepared (postgres.js' default for its own templates, off for `unsafe`): a statement
+        // with parameters is parsed and described once per connection; unprepared, each run first
+        // waits for a Describe round trip and stops the connection's pipeline until it returns.
+        const rows = (await sql.unsafe(text, values as any[], { prepare: true })) as unknown as T[];
         progress?.();
         return rows;
       } catch (error) {
@@ -51,6 +59,7 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
   const pool = postgres(options.url, {
     max: options.max ?? 10,
     onnotice: () => {},
+    prepare: options.prepare ?? true,
     idle_timeout: 30,
     connect_timeout: options.connectTimeoutSeconds ?? 5,
     ...(target.host ? { host: target.host as unknown as string, port: target.port as unknown as number } : {}),
@@ -90,10 +99,33 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
         timer = setTimeout(() => stall(unavailable(new Error(`a transaction made no progress for ${patienceMs} ms`))), patienceMs);
       };
       arm();
-      const run = pool.begin((tx) => {
-        arm();
-        return fn(wrap(tx, arm));
-      }) as Promise<T>;
+      const run = (async () => {
+        const c = await pool.reserve();
+        // Only a connection left idle (committed or rolled back) goes back to the pool; a broken one
+        // is already closed by postgres.js and reopened on demand.
+        let idle = false;
+        try {
+          arm();
+          // BEGIN is not a round trip of its own: it travels with the transaction's first statements.
+          const begun = c.unsafe('BEGIN');
+          begun.catch(() => {});
+          try {
+            const result = await fn(wrap(c, arm));
+            await begun;
+            await c.unsafe('COMMIT');
+            idle = true;
+            return result;
+          } catch (error) {
+            await c.unsafe('ROLLBACK').then(
+              () => (idle = true),
+              () => {},
+            );
+            throw error;
+          }
+        } finally {
+          if (idle) c.release();
+        }
+      })();
       run.catch(() => {});
       try {
         return await Promise.race([run, stalled]);
@@ -152,6 +184,7 @@ export default definePlugin({
     DATABASE_POOL_MAX: { path: 'max', type: 'int' },
     DATABASE_CONNECT_TIMEOUT: { path: 'connectTimeoutSeconds', type: 'int' },
     DATABASE_STATEMENT_TIMEOUT_MS: { path: 'statementTimeoutMs', type: 'int' },
+    DATABASE_PREPARE: { path: 'prepare', type: 'bool' },
   },
   options: v.object({
     url: v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')),
@@ -159,6 +192,7 @@ export default definePlugin({
     schema: v.optional(v.pipe(v.string(), v.regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a plain lowercase identifier'))),
     connectTimeoutSeconds: v.optional(seconds(300), 5),
     statementTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(3_600_000)), 15_000),
+    prepare: v.optional(v.boolean(), true),
   }),
   init(_deps, kernel) {
     const db = createPostgresDatabase(kernel.options, kernel.logger);

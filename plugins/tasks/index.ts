@@ -81,7 +81,7 @@ export default definePlugin({
     };
     kernel.provide(
       TaskGateway,
-      createTaskGateway({ registry, auth, idempotency, repo, notifier, verifier, clock, ids, logger: kernel.logger, options: pipelineOptions }),
+      createTaskGateway({ registry, db, auth, idempotency, repo, notifier, verifier, clock, ids, logger: kernel.logger, options: pipelineOptions }),
     );
     if (kernel.options.worker) {
       // A full batch means more steps may be due: run again at once.

@@ -6,13 +6,13 @@ import type { Logger } from '../../core/log.ts';
 import { authenticateRequest, type AuthPort, type Principal } from '../../core/ports/auth.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
-import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyClaim, type IdempotencyPort } from '../../core/ports/idempotency.ts';
+import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyClaim, type IdempotencyClaimIn, type IdempotencyPort } from '../../core/ports/idempotency.ts';
 import type { TaskNotifierPort } from '../../core/ports/task-notifier.ts';
 import type { TaskCall, TaskOutcome } from '../../core/ports/task-gateway.ts';
-import type { A2aPushConfig, TaskStatus } from '../../core/ports/tasks.ts';
+import type { A2aPushConfig, NewTask, TaskStatus } from '../../core/ports/tasks.ts';
 import type { RequestVerifierPort } from '../../core/ports/request-verifier.ts';
 import type { TaskRepository } from './store.ts';
-import { DatabaseUnavailableError } from '../../core/ports/database.ts';
+import { DatabaseUnavailableError, type DatabasePort, type Queryable } from '../../core/ports/database.ts';
 import { payloadHash } from '../../lib/canonical-json.ts';
 import { standardErrorCode } from '../../lib/adcp/error-codes.ts';
 
@@ -76,6 +76,8 @@ export interface PipelineOptions {
 
 export interface PipelineDeps {
   registry: TaskRegistry;
+  /** Transactions of `transactional` tasks and deferred calls. */
+  db: DatabasePort;
   auth: AuthPort;
   idempotency: IdempotencyPort;
   repo: TaskRepository;
@@ -165,7 +167,8 @@ function checkRegistrations(
  * The one pipeline behind every host: find the task, authenticate, validate envelope, input and
  * push registrations (INVALID_REQUEST naming the field, before anything is stored), claim the
  * idempotency key or replay, run the handler, and store the answer: a deferred call's task
- * record and its replay response commit in one transaction.
+ * record and its replay response commit in one transaction. A `transactional` task runs all of it
+ * (claim, handler, task record, stored response) in one transaction instead.
  */
 export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<TaskOutcome> {
   const ns = deps.registry.namespace;
@@ -186,31 +189,10 @@ export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<Ta
     const input = parseOrThrow(task.input, rawInput, '', task.inputIssueCode);
     const a2aPush = checkRegistrations(deps, task, envelope.push_notification_config, call.a2aPush);
 
-    let key: string | null = null;
-    if (task.mutating) {
-      if (!envelope.idempotency_key) {
-        throw new ProtocolError('INVALID_REQUEST', 'idempotency_key: is required on mutating tasks', {
-          field: 'idempotency_key',
-          suggestion: 'Send a unique key (UUID v4 recommended) and reuse it only to retry the same request',
-        });
-      }
-      key = envelope.idempotency_key;
-      // The hash covers the operation, not the envelope: a retry with a new context replays.
-      const begun = await deps.idempotency.begin(principal.id, key, task.name, payloadHash(rawInput));
-      if (begun.kind === 'replay') {
-        const status = (begun.response.status as TaskStatus) ?? 'completed';
-        const { context: _first, ...stored } = begun.response;
-        const body: Json = { ...stored, replayed: true };
-        if (context) body.context = context;
-        return { ok: true, status, body, taskId: begun.response.task_id as string | undefined, task };
-      }
-      claim = begun.claim;
-    }
-
     const ctx: TaskContext<unknown> = {
       input,
       principal,
-      idempotency: { key, replayTtlSeconds: deps.idempotency.replayTtlSeconds },
+      idempotency: { key: null, replayTtlSeconds: deps.idempotency.replayTtlSeconds },
       logger: deps.logger,
       clock: deps.clock,
       ids: deps.ids,
@@ -219,22 +201,88 @@ export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<Ta
       protocols: call.protocols,
       task: { defer: (options) => ({ kind: 'deferral', ...options }) },
     };
-    const result = await task.handler(ctx);
+    const call_: Call = { deps, task, principal, envelope, call, a2aPush, ctx };
+    if (!task.mutating) return await answer(call_, await task.handler(ctx), null, null);
 
-    if (isDeferral(result)) {
-      const outcome = await recordDeferral(deps, task, principal, result, envelope, call, a2aPush, claim);
-      claim = null; // completed in the task record's transaction
-      return outcome;
+    if (!envelope.idempotency_key) {
+      throw new ProtocolError('INVALID_REQUEST', 'idempotency_key: is required on mutating tasks', {
+        field: 'idempotency_key',
+        suggestion: 'Send a unique key (UUID v4 recommended) and reuse it only to retry the same request',
+      });
     }
-    const body: Json = { status: 'completed', ...result };
-    if (context) body.context = context;
-    if (claim) await deps.idempotency.complete(claim, body);
-    return { ok: true, status: 'completed', body, task };
+    const key = envelope.idempotency_key;
+    ctx.idempotency.key = key;
+    // The hash covers the operation, not the envelope: a retry with a new context replays.
+    const hash = payloadHash(rawInput);
+    if (task.transactional) {
+      try {
+        return await deps.db.transaction(async (tx) => {
+          // The handler starts with the claim instead of after it, so its first statements travel
+          // with the claim's (one round trip). The claim's verdict wins: on a replay, a busy key or
+          // a claim error the Verdict/error rolls the handler's work back.
+          const claiming = deps.idempotency.claim(tx, principal.id, key, task.name, hash);
+          const handling = (async () => task.handler({ ...ctx, tx }))();
+          const [claimed, handled] = await Promise.allSettled([claiming, handling]);
+          if (claimed.status === 'rejected') throw claimed.reason;
+          if (claimed.value.kind !== 'claimed') throw new Verdict(claimed.value);
+          if (handled.status === 'rejected') throw handled.reason;
+          return await answer(call_, handled.value, claimed.value.claim, tx);
+        });
+      } catch (caught) {
+        if (!(caught instanceof Verdict)) throw caught;
+        if (caught.found.kind === 'replay') return replayed(task, caught.found.response, context);
+        // Busy: another caller holds a committed claim; wait for it below as a non-transactional call.
+      }
+    }
+    const begun = await deps.idempotency.begin(principal.id, key, task.name, hash);
+    if (begun.kind === 'replay') return replayed(task, begun.response, context);
+    claim = begun.claim;
+    const outcome = await answer(call_, await task.handler(ctx), claim, null);
+    claim = null; // completed
+    return outcome;
   } catch (caught) {
     if (claim) await deps.idempotency.release(claim).catch((e) => deps.logger.error({ err: e }, 'idempotency release failed'));
     const error = toError(caught, deps.logger);
     return { ok: false, error, body: errorBody(error, ns, context, task), task };
   }
+}
+
+/** A transactional call's claim found no claim to take: replay, or wait (busy). Rolls the transaction back. */
+class Verdict {
+  constructor(readonly found: Exclude<IdempotencyClaimIn, { kind: 'claimed' }>) {}
+}
+
+/** A call past validation, as `answer` needs it. */
+interface Call {
+  deps: PipelineDeps;
+  task: RegisteredTask;
+  principal: Principal;
+  envelope: Envelope;
+  call: TaskCall;
+  a2aPush: A2aPushConfig | undefined;
+  ctx: TaskContext<unknown>;
+}
+
+/** The stored response of an earlier call with this key, with `replayed: true` and this call's context. */
+function replayed(task: RegisteredTask, response: Json, context: Json | undefined): TaskOutcome {
+  const status = (response.status as TaskStatus) ?? 'completed';
+  const { context: _first, ...stored } = response;
+  const body: Json = { ...stored, replayed: true };
+  if (context) body.context = context;
+  return { ok: true, status, body, taskId: response.task_id as string | undefined, task };
+}
+
+/**
+ * Store the handler's answer: a deferral's task record, and the replay response under `claim`.
+ * With `tx` (a transactional call) everything goes into it; without, a deferral's writes get a
+ * transaction of their own and a completed answer's response is stored on its own.
+ */
+async function answer(c: Call, result: Json | Deferral, claim: IdempotencyClaim | null, tx: Queryable | null): Promise<TaskOutcome> {
+  if (isDeferral(result)) return recordDeferral(c, result, claim, tx);
+  const body: Json = { status: 'completed', ...result };
+  if (c.ctx.context) body.context = c.ctx.context;
+  if (claim) await c.deps.idempotency.complete(claim, body, tx ?? undefined);
+  return { ok: true, status: 'completed', body, task: c.task };
 }
 
 /** The principal `admit` resolved; without a credential only `optional` tasks run (as the anonymous caller). */
@@ -244,16 +292,8 @@ function admittedPrincipal(principal: Principal | null, task: RegisteredTask): P
   throw new ProtocolError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <token>');
 }
 
-async function recordDeferral(
-  deps: PipelineDeps,
-  task: RegisteredTask,
-  principal: Principal,
-  deferral: Deferral,
-  envelope: Envelope,
-  call: TaskCall,
-  a2aPush: A2aPushConfig | undefined,
-  claim: IdempotencyClaim | null,
-): Promise<TaskOutcome> {
+async function recordDeferral(c: Call, deferral: Deferral, claim: IdempotencyClaim | null, tx: Queryable | null): Promise<TaskOutcome> {
+  const { deps, task, principal, envelope, call, a2aPush } = c;
   if (!task.resume) throw new Error(`Task "${task.name}" deferred but defines no resume step`);
   const id = deps.ids.uuid7();
   const partial = deferral.partial ?? {};
@@ -261,7 +301,7 @@ async function recordDeferral(
   if (deferral.message) body.message = deferral.message;
   Object.assign(body, partial);
   if (envelope.context) body.context = envelope.context;
-  await deps.repo.create({
+  const record: NewTask = {
     id,
     taskType: task.taskType,
     protocol: task.protocol,
@@ -276,12 +316,11 @@ async function recordDeferral(
     a2aPushConfig: a2aPush,
     state: deferral.state,
     runAt: deferral.runAt,
-    // The feature's writes, the task record and the replay response commit together: a crash
-    // cannot leave a task whose retry executes again.
-    within: async (tx) => {
-      await deferral.within?.(tx);
-      if (claim) await deps.idempotency.complete(claim, body, tx);
-    },
-  });
+    within: deferral.within,
+  };
+  // The feature's writes, the task record and the replay response commit together: a crash
+  // cannot leave a task whose retry executes again. Issued together: one round trip for all.
+  const store = (q: Queryable) => Promise.all([deps.repo.createIn(q, record), claim ? deps.idempotency.complete(claim, body, q) : null]);
+  await (tx ? store(tx) : deps.db.transaction(store));
   return { ok: true, status: deferral.status, body, taskId: id, task };
 }

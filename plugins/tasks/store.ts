@@ -88,13 +88,21 @@ export class TaskRepository {
     private readonly box: SecretBoxPort,
   ) {}
 
-  private async recordChange(tx: Queryable, row: TaskRow, previous: TaskStatus | null, at: Date, notify = true): Promise<void> {
-    await tx.query(sql`
+  private insertHistory(tx: Queryable, row: Pick<TaskRow, 'id' | 'sequence' | 'status' | 'message' | 'result'>, previous: TaskStatus | null, at: Date) {
+    return tx.query(sql`
       INSERT INTO task_status_history (task_id, sequence, status, previous_status, message, result, at)
       VALUES (${row.id}::uuid, ${row.sequence}::int, ${row.status}::text, ${previous}::text, ${row.message}::text,
               ${row.result ?? null}::jsonb, ${at}::timestamptz)`);
+  }
+
+  private async recordChange(tx: Queryable, row: TaskRow, previous: TaskStatus | null, at: Date, notify = true): Promise<void> {
+    await this.insertHistory(tx, row, previous, at);
+    if (notify) await this.notify(tx, row, previous, at);
+  }
+
+  private async notify(tx: Queryable, row: TaskRow, previous: TaskStatus | null, at: Date): Promise<void> {
     const notifier = this.notifier;
-    if (!notifier || !notify) return;
+    if (!notifier) return;
     const open = (value: string) => this.box.open(value);
     const pushConfig = await mapCredentials(row.push_notification_config, open);
     const change: TaskStatusChange = {
@@ -119,26 +127,39 @@ export class TaskRepository {
     await notifier.statusChanged(tx, change);
   }
 
+  /** Create the record (and its first history row) in its own transaction, with `task.within`. */
   async create(task: NewTask): Promise<TaskRecord> {
+    return this.db.transaction((tx) => this.createIn(tx, task));
+  }
+
+  /**
+   * Create the record inside the caller's transaction. Its statements (and `task.within`'s first
+   * ones) are issued together, so the database gets them in one round trip; a failure of any of
+   * them fails the call and the caller's transaction rolls back.
+   */
+  async createIn(tx: Queryable, task: NewTask): Promise<TaskRecord> {
     const id = task.id ?? this.ids.uuid7();
     const now = this.clock.now();
     const seal = (value: string) => this.box.seal(value);
-    const pushConfig = await mapCredentials(task.pushNotificationConfig, seal);
-    const a2aConfig = await mapCredentials(task.a2aPushConfig, seal);
-    return this.db.transaction(async (tx) => {
-      await task.within?.(tx);
-      const [row] = await tx.query<TaskRow>(sql`
+    const [pushConfig, a2aConfig] = await Promise.all([mapCredentials(task.pushNotificationConfig, seal), mapCredentials(task.a2aPushConfig, seal)]);
+    const message = task.message ?? null;
+    const result = task.result ?? null;
+    const [, [row]] = await Promise.all([
+      task.within?.(tx),
+      tx.query<TaskRow>(sql`
         INSERT INTO tasks (id, task_type, protocol, principal_id, status, message, progress, result, context, context_id,
                            push_notification_config, a2a_push_config, state, run_at, sequence, created_at, updated_at)
         VALUES (${id}::uuid, ${task.taskType}::text, ${task.protocol}::text, ${task.principalId}::text, ${task.status}::text,
-                ${task.message ?? null}::text, ${task.progress ?? null}::jsonb, ${task.result ?? null}::jsonb,
+                ${message}::text, ${task.progress ?? null}::jsonb, ${result}::jsonb,
                 ${task.context ?? null}::jsonb, ${task.contextId ?? id}::text, ${pushConfig}::jsonb,
                 ${a2aConfig}::jsonb, ${task.state}::jsonb, ${task.runAt ?? now}::timestamptz, 1,
                 ${now}::timestamptz, ${now}::timestamptz)
-        RETURNING ${COLUMNS}`);
-      await this.recordChange(tx, row!, null, now);
-      return toRecord(row!);
-    });
+        RETURNING ${COLUMNS}`),
+      // Issued right after the INSERT on the same connection, so it sees the row (its foreign key).
+      this.insertHistory(tx, { id, sequence: 1, status: task.status, message, result }, null, now),
+    ]);
+    await this.notify(tx, row!, null, now);
+    return toRecord(row!);
   }
 
   async get(id: string, principalId: string | null): Promise<InternalTask | null> {

@@ -189,6 +189,7 @@ forEachDatabase<{ s: SignalsServer; crash: { next: boolean } }>(
         return inner!.replayTtlSeconds;
       },
       begin: (...args) => inner!.begin(...args),
+      claim: (...args) => inner!.claim(...args),
       release: (claim) => inner!.release(claim),
       async complete(claim, response, tx) {
         if (crash.next) {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import type { IdempotencyBegin, IdempotencyClaim, IdempotencyPort } from '../../core/ports/idempotency.ts';
-import type { DatabasePort } from '../../core/ports/database.ts';
+import type { IdempotencyBegin, IdempotencyClaim, IdempotencyClaimIn, IdempotencyPort } from '../../core/ports/idempotency.ts';
+import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
+import { sql } from '../../core/sql.ts';
 import type { ManualClock } from '../../core/ports/clock.ts';
 import type { Json } from '../../core/task.ts';
 
@@ -30,7 +31,7 @@ async function code(work: Promise<unknown>): Promise<string> {
   return error.code;
 }
 
-function claimOf(begin: IdempotencyBegin): IdempotencyClaim {
+function claimOf(begin: IdempotencyBegin | IdempotencyClaimIn): IdempotencyClaim {
   expect(begin.kind).toBe('claimed');
   if (begin.kind !== 'claimed') throw new Error('not claimed');
   return begin.claim;
@@ -147,5 +148,88 @@ export function idempotencyContract(name: string, make: () => Promise<Idempotenc
       await s.db.transaction((tx) => s.port.complete(claim, { stored: true }, tx));
       expect(await begin('p1', key)).toEqual({ kind: 'replay', response: { stored: true } });
     });
+
+    // ---- claim: the same contract inside a caller's transaction (transactional tasks).
+
+    const claimIn = (tx: Queryable, principal: string, key: string, hash = H1, task = 'activate_signal') => s.port.claim(tx, principal, key, task, hash);
+
+    test('claim inside a transaction: completed in it and committed, the key replays; rolled back, the key is free again', async () => {
+      const key = newKey();
+      const boom = new Error('handler failed after its writes');
+      await expect(
+        s.db.transaction(async (tx) => {
+          await s.port.complete(claimOf(await claimIn(tx, 'p1', key)), { stored: false }, tx);
+          throw boom;
+        }),
+      ).rejects.toBe(boom);
+      // Nothing survived the rollback: the next caller claims, no release needed.
+      await s.db.transaction(async (tx) => s.port.complete(claimOf(await claimIn(tx, 'p1', key)), { stored: true }, tx));
+      expect(await begin('p1', key)).toEqual({ kind: 'replay', response: { stored: true } });
+      expect(await s.db.transaction((tx) => claimIn(tx, 'p1', key))).toEqual({ kind: 'replay', response: { stored: true } });
+    });
+
+    test('claim raises IDEMPOTENCY_CONFLICT and IDEMPOTENCY_EXPIRED as begin does', async () => {
+      const key = newKey();
+      await s.port.complete(claimOf(await begin('p1', key)), { ok: 1 });
+      expect(await code(s.db.transaction((tx) => claimIn(tx, 'p1', key, H2)))).toBe('IDEMPOTENCY_CONFLICT');
+      expect(await code(s.db.transaction((tx) => claimIn(tx, 'p1', key, H1, 'other_task')))).toBe('IDEMPOTENCY_CONFLICT');
+      s.clock.advance(s.port.replayTtlSeconds * 1000);
+      expect(await code(s.db.transaction((tx) => claimIn(tx, 'p1', key)))).toBe('IDEMPOTENCY_EXPIRED');
+    });
+
+    test('claim of a key with a committed in-flight claim is busy (no wait); after the lease it takes the claim over', async () => {
+      const key = newKey();
+      const stale = claimOf(await begin('p1', key));
+      expect(await s.db.transaction((tx) => claimIn(tx, 'p1', key))).toEqual({ kind: 'busy' });
+      s.clock.advance(s.leaseSeconds * 1000 + 1000);
+      const current = await s.db.transaction(async (tx) => {
+        const taken = claimOf(await claimIn(tx, 'p1', key));
+        await s.port.complete(taken, { from: 'takeover' }, tx);
+        return taken;
+      });
+      expect(current.claimId).not.toBe(stale.claimId);
+      await s.port.complete(stale, { from: 'stale' });
+      expect(await begin('p1', key)).toEqual({ kind: 'replay', response: { from: 'takeover' } });
+    });
+
+    for (const ending of ['commits', 'rolls back'] as const) {
+      test(`a duplicate claim waits for the first transaction on the key: when it ${ending}, the duplicate ${ending === 'commits' ? 'replays' : 'claims'}`, async () => {
+        const key = newKey();
+        let open!: () => void;
+        const gate = new Promise<void>((resolve) => (open = resolve));
+        let claimed!: () => void;
+        const firstClaimed = new Promise<void>((resolve) => (claimed = resolve));
+        const first = s.db
+          .transaction(async (tx) => {
+            const claim = claimOf(await claimIn(tx, 'p1', key));
+            claimed();
+            await gate;
+            await s.port.complete(claim, { first: true }, tx);
+            if (ending === 'rolls back') throw new Error('first caller failed');
+          })
+          .catch(() => {});
+        await firstClaimed;
+        const second = s.db.transaction((tx) => claimIn(tx, 'p1', key));
+        // Postgres: the duplicate is blocked on the key (PGlite, one connection, runs transactions one after another).
+        if (s.db.kind === 'postgres') await waitingOnLock(s.db);
+        open();
+        const found = await second;
+        await first;
+        if (ending === 'commits') expect(found).toEqual({ kind: 'replay', response: { first: true } });
+        else expect(found.kind).toBe('claimed');
+      });
+    }
   });
+}
+
+/** Until some session of this database waits on a lock (the duplicate's INSERT on the claimed key). */
+async function waitingOnLock(db: DatabasePort): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const [row] = await db.query<{ n: number }>(sql`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO idempotency_keys%'`);
+    if (row!.n > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('the duplicate claim never waited on the key');
 }

@@ -1,8 +1,4 @@
 import * as v from 'valibot';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { definePlugin, optional } from '../../core/plugin.ts';
 import { Endpoints, JsonText, Reply, type EndpointDefinition } from '../../core/endpoint.ts';
 import { Http } from '../../core/http.ts';
@@ -15,6 +11,7 @@ import { entriesOf, isOptional, jsonSchemaOf, type JsonSchema } from '../shared/
 import { trustedBaseUrl } from '../../lib/urls.ts';
 import { readMcpBody } from '../shared/mcp-edge.ts';
 import { answer, plan, type FastHandlers } from '../shared/mcp-fast-path.ts';
+import { sdkServerSide } from '../shared/mcp-sdk-server.ts';
 
 const CAPABILITIES = { tools: { listChanged: false } };
 
@@ -112,7 +109,6 @@ export default definePlugin({
     const { maxBodyBytes } = kernel.config.server;
     const path = kernel.options.path;
     const collaborators: EndpointCollaborators = { auth, limiter, logger: kernel.logger };
-    const validator = new AjvJsonSchemaValidator();
     let tools: Map<string, Tool> | null = null;
     let listed: unknown[] = [];
 
@@ -172,13 +168,6 @@ export default definePlugin({
       },
     });
 
-    const buildServer = (handlers: FastHandlers) => {
-      const server = new Server(handlers.serverInfo, { capabilities: handlers.capabilities, jsonSchemaValidator: validator });
-      server.setRequestHandler(ListToolsRequestSchema, () => handlers.listTools() as any);
-      server.setRequestHandler(CallToolRequestSchema, (rpc) => handlers.callTool(rpc.params) as any);
-      return server;
-    };
-
     http.add(
       {
         method: 'POST',
@@ -202,16 +191,8 @@ export default definePlugin({
           const handlers = handlersFor(request, principal, ctx.requestId, () => ctx.ip);
           const fast = kernel.options.sdk ? null : plan(request.headers, parsed);
           if (fast) return answer(handlers, fast, false);
-          const server = buildServer(handlers);
-          const transport = new WebStandardStreamableHTTPServerTransport({
-            sessionIdGenerator: undefined,
-            enableJsonResponse: true,
-            maxRequestBodySize: maxBodyBytes,
-          });
-          await server.connect(transport);
-          const headers = new Headers(request.headers);
-          headers.set('accept', 'application/json, text/event-stream');
-          return transport.handleRequest(new Request(request.url, { method: 'POST', headers }), { parsedBody: parsed });
+          const sdk = await sdkServerSide();
+          return sdk.handle(sdk.server(handlers), request, { json: true, maxBodyBytes, parsedBody: parsed });
         },
       },
       {

@@ -1,8 +1,6 @@
 import * as v from 'valibot';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, GetTaskRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { GetTaskRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { definePlugin } from '../../core/plugin.ts';
 import { Http } from '../../core/http.ts';
 import { ProtocolError } from '../../core/errors.ts';
@@ -13,7 +11,8 @@ import type { TaskStatus } from '../../core/ports/tasks.ts';
 import { challenge, mountUrls, protectedResourceRoute, signedRequest } from '../shared/auth-discovery.ts';
 import { accepts } from './accept.ts';
 import { readMcpBody } from '../shared/mcp-edge.ts';
-import { answer, plan, type FastHandlers } from '../shared/mcp-fast-path.ts';
+import { answer, mirroredResult, plan, type FastHandlers } from '../shared/mcp-fast-path.ts';
+import { sdkServerSide } from '../shared/mcp-sdk-server.ts';
 
 const mount = v.object({
   /** Where the Streamable HTTP endpoint is served (`/mcp`, `/signals/mcp`). */
@@ -47,12 +46,10 @@ const MCP_STATUS: Record<TaskStatus, 'working' | 'input_required' | 'completed' 
 /** JSON-RPC error code for authentication failures (transport-error-mapping vectors). */
 const AUTH_ERROR_CODE = -32028;
 
-/** What every per-request server of one mount shares: built once, since stateless mode needs a server per request. */
+/** What every request of one mount shares: the tool list is built once. */
 interface MountShared {
   name: string;
   protocols: readonly string[] | undefined;
-  /** One schema validator (the SDK's default builds a fresh Ajv per server, the costliest part of a request). */
-  validator: AjvJsonSchemaValidator;
   /** tools/list answer, computed on first use (tasks are all registered by then). */
   tools?: unknown[];
 }
@@ -83,20 +80,14 @@ function handlersFor(gateway: TaskGatewayPort, shared: MountShared, authorizatio
         admitted: { principal },
       });
       // The payload JSON is the text content; structuredContent carries the same object.
-      return {
-        content: [{ type: 'text' as const, text: JSON.stringify(outcome.body) }],
-        structuredContent: outcome.body,
-        ...(outcome.ok ? {} : { isError: true }),
-      };
+      return mirroredResult(outcome.body, !outcome.ok);
     },
   };
 }
 
-function buildServer(gateway: TaskGatewayPort, shared: MountShared, handlers: FastHandlers, authorization: string | null): Server {
-  const server = new Server(handlers.serverInfo, { capabilities: handlers.capabilities, jsonSchemaValidator: shared.validator });
+/** The SDK server for a request the fast path leaves to it: the shared tools plus MCP-native task polling. */
+function withTasks(server: Server, gateway: TaskGatewayPort, authorization: string | null): Server {
   const ns = gateway.namespace;
-  server.setRequestHandler(ListToolsRequestSchema, () => handlers.listTools() as any);
-  server.setRequestHandler(CallToolRequestSchema, (request) => handlers.callTool(request.params) as any);
 
   // MCP-native polling of the task ids our asynchronous calls return; the AdCP status body rides in _meta.
   server.setRequestHandler(GetTaskRequestSchema, async (request) => {
@@ -160,23 +151,18 @@ export default definePlugin({
     const { publicUrl, maxBodyBytes } = kernel.config.server;
     const ns = gateway.namespace;
     for (const m of kernel.options.mounts) {
-      const shared: MountShared = { name: kernel.config.name, protocols: m.protocols, validator: new AjvJsonSchemaValidator() };
+      const shared: MountShared = { name: kernel.config.name, protocols: m.protocols };
       const refuse = (request: Request, admission: Extract<Admission, { ok: false }>, id: unknown, context: unknown) => {
         const body = gateway.errorBody(admission.error, requestContext({ context }));
         const data = { [`${ns}_error`]: body[`${ns}_error`], ...(body.context ? { context: body.context } : {}) };
         const header = challenge(admission, mountUrls(kernel.config.server, request, m.path).metadata);
         return rpcError(401, AUTH_ERROR_CODE, admission.error.message, id, { 'www-authenticate': header }, data);
       };
-      const serve = async (request: Request, principal: Principal | null, json: boolean, parsedBody?: unknown) => {
+      const serve = async (request: Request, principal: Principal | null, json: boolean, parsedBody: unknown) => {
         const authorization = request.headers.get('authorization');
-        const server = buildServer(gateway, shared, handlersFor(gateway, shared, authorization, principal), authorization);
-        const transport = new WebStandardStreamableHTTPServerTransport({
-          sessionIdGenerator: undefined,
-          enableJsonResponse: json,
-          maxRequestBodySize: maxBodyBytes,
-        });
-        await server.connect(transport);
-        return transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+        const sdk = await sdkServerSide();
+        const server = withTasks(sdk.server(handlersFor(gateway, shared, authorization, principal)), gateway, authorization);
+        return sdk.handle(server, request, { json, maxBodyBytes, parsedBody });
       };
       const post = async (request: Request) => {
         const accept = request.headers.get('accept');
@@ -194,10 +180,7 @@ export default definePlugin({
         }
         const fast = m.sdk ? null : plan(request.headers, parsed);
         if (fast) return answer(handlersFor(gateway, shared, request.headers.get('authorization'), admission.principal), fast, sse);
-        // The body is handed over parsed; the SDK's own Accept check is satisfied once negotiation is done here.
-        const headers = new Headers(request.headers);
-        headers.set('accept', 'application/json, text/event-stream');
-        return serve(new Request(request.url, { method: 'POST', headers }), admission.principal, !sse, parsed);
+        return serve(request, admission.principal, !sse, parsed);
       };
       // Stateless: no session to resume (GET would open an SSE stream that never ends) or delete.
       const notAllowed = () =>

@@ -46,7 +46,13 @@ export async function readJsonBytes(request: Request, maxBytes: number, prefix =
   }
   let bytes: Uint8Array | null;
   try {
-    bytes = await readCapped(request.body, maxBytes);
+    // A declared length within the cap bounds the body (the server frames it by that length): take
+    // it whole, without a stream reader. Otherwise (chunked, or no length) read capped as it streams.
+    const declared = request.headers.get('content-length');
+    if (declared !== null && /^\d{1,10}$/.test(declared) && Number(declared) <= maxBytes && !request.headers.has('transfer-encoding')) {
+      bytes = new Uint8Array(await request.arrayBuffer());
+      if (bytes.byteLength > maxBytes) bytes = null;
+    } else bytes = await readCapped(request.body, maxBytes);
   } catch {
     // The client went away (or broke the framing) mid-body: its doing, not a server error.
     throw new ProtocolError('INVALID_REQUEST', `${prefix || 'body'}: the request body could not be read to its end`, { status: 400 });
@@ -60,6 +66,8 @@ export async function readJsonBody(request: Request, maxBytes: number, prefix = 
   return parseJsonBytes(await readJsonBytes(request, maxBytes, prefix), prefix);
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: false });
+
 /**
  * Parse JSON bytes; empty -> undefined, malformed -> INVALID_REQUEST. Nesting is capped here (deep
  * documents would exhaust the stack of whatever walks them next: serializers, Postgres' jsonb);
@@ -67,7 +75,7 @@ export async function readJsonBody(request: Request, maxBytes: number, prefix = 
  */
 export function parseJsonBytes(bytes: Uint8Array, prefix = 'body'): unknown {
   if (bytes.byteLength === 0) return undefined;
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+  const text = UTF8.decode(bytes);
   if (!text.trim()) return undefined;
   let value: unknown;
   try {

@@ -10,6 +10,16 @@ const PARAMS = new Map<string, { safeParse(x: unknown): { success: boolean; erro
   ['tasks/get', GetTaskRequestSchema],
 ]);
 
+const isObject = (x: unknown): x is Record<string, unknown> => !!x && typeof x === 'object' && !Array.isArray(x);
+
+/** A tools/call whose params CallToolRequestSchema accepts as they are (the common case: no zod run per call). */
+function plainToolCall(message: { method?: unknown; params?: unknown }): boolean {
+  const p = message.params;
+  if (message.method !== 'tools/call' || !isObject(p) || typeof p.name !== 'string') return false;
+  if (p.arguments !== undefined && !isObject(p.arguments)) return false;
+  return !('_meta' in p) && !('task' in p);
+}
+
 const rpcError = (status: number, id: unknown, code: number, message: string) =>
   Response.json({ jsonrpc: '2.0', id: id ?? null, error: { code, message } }, { status });
 
@@ -32,7 +42,7 @@ export async function readMcpBody(request: Request, maxBytes: number): Promise<{
   if (body === undefined) return rpcError(400, null, -32700, 'Parse error: empty body');
   if (body && typeof body === 'object' && !Array.isArray(body)) {
     const message = body as { id?: unknown; method?: unknown };
-    const schema = typeof message.method === 'string' && message.id !== undefined ? PARAMS.get(message.method) : undefined;
+    const schema = typeof message.method === 'string' && message.id !== undefined && !plainToolCall(message) ? PARAMS.get(message.method) : undefined;
     const checked = schema?.safeParse(body);
     if (checked && !checked.success) {
       const issue = checked.error?.issues[0];

@@ -99,10 +99,31 @@ async function resultOf(handlers: FastHandlers, p: Exclude<FastPlan, { kind: 'no
   return toolResult(await handlers.callTool(p.params));
 }
 
+/** Tool results whose structuredContent serializes to exactly their one text content (see mirroredResult). */
+const mirrored = new WeakSet<object>();
+
+/**
+ * `{content: [{type: 'text', text}], structuredContent, isError?}` where `text` is
+ * `JSON.stringify(structuredContent)`: the answer reuses `text` instead of serializing the payload twice.
+ */
+export function mirroredResult(structuredContent: unknown, isError: boolean): Record<string, unknown> {
+  const result = { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent, ...(isError ? { isError: true } : {}) };
+  mirrored.add(result);
+  return result;
+}
+
+/** JSON.stringify({result, jsonrpc, id}) for a mirrored result, with the payload serialized once. */
+function mirroredMessage(result: Record<string, unknown>, id: unknown): string {
+  const text = (result.content as [{ text: string }])[0].text;
+  return `{"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text}${result.isError ? ',"isError":true' : ''}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
+}
+
 /** The JSON-RPC response message, members in the SDK's order (protocol.js `_onrequest`). */
 async function messageOf(handlers: FastHandlers, p: Exclude<FastPlan, { kind: 'notification' }>): Promise<string> {
   try {
-    return JSON.stringify({ result: await resultOf(handlers, p), jsonrpc: '2.0', id: p.id });
+    const result = await resultOf(handlers, p);
+    if (mirrored.has(result as object)) return mirroredMessage(result as Record<string, unknown>, p.id);
+    return JSON.stringify({ result, jsonrpc: '2.0', id: p.id });
   } catch (e) {
     const error = e as { code?: unknown; message?: string; data?: unknown };
     return JSON.stringify({

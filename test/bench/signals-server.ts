@@ -19,7 +19,7 @@ import tasks from '../../plugins/tasks/index.ts';
 import idempotency from '../../plugins/idempotency/index.ts';
 import signals from '../../plugins/signals/index.ts';
 import mcpHost from '../../hosts/mcp/index.ts';
-import { isWorker, startWorkers } from '../../hosts/workers.ts';
+import { followPrimary, isWorker, startWorkers, type Workers } from '../../hosts/workers.ts';
 import { Database } from '../../core/ports/database.ts';
 import { createApiKey, createOrganization } from '../../plugins/auth/store.ts';
 
@@ -60,9 +60,11 @@ if (process.env.BENCH_TARGET === 'baseline') {
   const worker = isWorker();
   const workers = Number(process.env.BENCH_WORKERS ?? 1);
   const server = await serve(deployment, { port: worker ? Number(process.env.PORT) : 0, hostname: '127.0.0.1', reusePort: worker || workers > 1 });
-  if (!worker) {
+  let others: Workers | null = null;
+  if (worker) followPrimary(() => void server.close().then(() => process.exit(0)));
+  else {
     if (workers > 1) {
-      startWorkers(workers, server.port, deployment.logger);
+      others = startWorkers(workers, server.port, deployment.logger);
       await Bun.sleep(3000); // the workers boot and join the port before the load starts
     }
     let key = '';
@@ -74,7 +76,7 @@ if (process.env.BENCH_TARGET === 'baseline') {
     console.log(`READY ${server.port}${key}`);
   }
   process.on('SIGTERM', async () => {
-    await server.close();
+    await Promise.all([others?.stop(), server.close()]);
     process.exit(0);
   });
 }

@@ -1,16 +1,8 @@
 import { definePreset } from '../core/config.ts';
 import { storage } from './storage.ts';
-import { search } from './search.ts';
+import { registryFeatures } from './registry-features.ts';
 import { SANDBOX_BRANDS, TENANTS } from './test-agent.ts';
 import auth from '../plugins/auth/index.ts';
-import registryBrands from '../plugins/registry-brands/index.ts';
-import registryProperties from '../plugins/registry-properties/index.ts';
-import registryAgents from '../plugins/registry-agents/index.ts';
-import rateLimit from '../plugins/rate-limit/index.ts';
-import registryFeed from '../plugins/registry-feed/index.ts';
-import registryCrawl from '../plugins/registry-crawl/index.ts';
-import registryProbes from '../plugins/registry-probes/index.ts';
-import registryOwnership from '../plugins/registry-ownership/index.ts';
 import tasks from '../plugins/tasks/index.ts';
 import idempotency from '../plugins/idempotency/index.ts';
 import testController from '../plugins/test-controller/index.ts';
@@ -24,9 +16,7 @@ import brandAgent from '../plugins/brand-agent/index.ts';
 import testAgent from '../plugins/test-agent/index.ts';
 import signerEd25519 from '../plugins/signer-ed25519/index.ts';
 import signerHmacLegacy from '../plugins/signer-hmac-legacy/index.ts';
-import crawlerHttp from '../plugins/crawler-http/index.ts';
 import webhooks from '../plugins/webhooks/index.ts';
-import oauth from '../plugins/oauth/index.ts';
 import mcpEndpoints from '../hosts/mcp-endpoints/index.ts';
 import web from '../hosts/web/index.ts';
 import restHost from '../hosts/rest/index.ts';
@@ -49,19 +39,8 @@ export default definePreset({
   plugins: [
     storage,
     auth(),
-    // OAuth 2.1 user sign-in; tokens work on /api and the registry's /mcp.
-    oauth(),
-    search,
     // The registry.
-    registryBrands(),
-    registryProperties(),
-    registryAgents(),
-    crawlerHttp(),
-    rateLimit(),
-    registryFeed(),
-    registryCrawl(),
-    registryProbes(),
-    registryOwnership(),
+    ...registryFeatures(),
     // The agents.
     tasks(),
     idempotency(),

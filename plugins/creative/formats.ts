@@ -4,29 +4,14 @@ import { parseOrThrow } from '../../core/validation.ts';
 import { invalid } from '../../core/errors.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { FormatDefinition } from '../../core/ports/creative-generator.ts';
+import { ASSET_TYPES } from './manifest.ts';
 
 type Json = Record<string, any>;
 
 export const FORMAT_TYPES = ['display', 'video', 'audio', 'dooh', 'native'] as const;
 
 /** Asset types a format slot may declare (the AdCP set, plus `pixel_tracker` of the reference catalog). */
-export const SLOT_TYPES = [
-  'image',
-  'video',
-  'audio',
-  'text',
-  'markdown',
-  'html',
-  'css',
-  'javascript',
-  'vast',
-  'daast',
-  'url',
-  'webhook',
-  'brief',
-  'catalog',
-  'pixel_tracker',
-] as const;
+export const SLOT_TYPES = [...ASSET_TYPES, 'pixel_tracker'] as const;
 
 const slot = v.looseObject({
   item_type: v.literal('individual', 'must be "individual" (repeatable groups are not supported)'),

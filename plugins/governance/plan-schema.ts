@@ -1,29 +1,8 @@
 import * as v from 'valibot';
+import { CHANNELS } from '../../lib/adcp/channels.ts';
 
 /** A plan of sync_plans (governance/sync-plans-request.json `plans[]`): both versions forbid unknown members. */
 
-export const CHANNELS = [
-  'display',
-  'olv',
-  'social',
-  'search',
-  'ctv',
-  'linear_tv',
-  'radio',
-  'streaming_audio',
-  'podcast',
-  'dooh',
-  'ooh',
-  'print',
-  'cinema',
-  'email',
-  'gaming',
-  'retail_media',
-  'influencer',
-  'affiliate',
-  'product_placement',
-  'sponsored_intelligence',
-] as const;
 const PURCHASE_TYPES = ['media_buy', 'rights_license', 'signal_activation', 'creative_services'] as const;
 /** Categories whose plans a person must review (the schema's conditional). */
 const HUMAN_REVIEW_CATEGORIES = ['fair_housing', 'fair_lending', 'fair_employment', 'pharmaceutical_advertising'];

@@ -4,30 +4,9 @@ import { parseOrThrow } from '../../core/validation.ts';
 import { normalizeAgentUrl } from '../../lib/urls.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { FormatRef, Product } from '../../core/ports/inventory.ts';
+import { CHANNELS } from '../../lib/adcp/channels.ts';
+import { DOMAIN_PATTERN } from '../../lib/adcp/patterns.ts';
 
-const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
-const CHANNELS = [
-  'display',
-  'olv',
-  'social',
-  'search',
-  'ctv',
-  'linear_tv',
-  'radio',
-  'streaming_audio',
-  'podcast',
-  'dooh',
-  'ooh',
-  'print',
-  'cinema',
-  'email',
-  'gaming',
-  'retail_media',
-  'influencer',
-  'affiliate',
-  'product_placement',
-  'sponsored_intelligence',
-] as const;
 const id = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
 const money = v.pipe(v.number(), v.minValue(0));
 const currency = v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'));
@@ -50,9 +29,17 @@ const pricingOption = v.pipe(
 );
 
 const selector = v.variant('selection_type', [
-  v.object({ publisher_domain: v.pipe(v.string(), v.regex(DOMAIN)), selection_type: v.literal('all') }),
-  v.object({ publisher_domain: v.pipe(v.string(), v.regex(DOMAIN)), selection_type: v.literal('by_id'), property_ids: v.pipe(v.array(id), v.minLength(1)) }),
-  v.object({ publisher_domain: v.pipe(v.string(), v.regex(DOMAIN)), selection_type: v.literal('by_tag'), property_tags: v.pipe(v.array(id), v.minLength(1)) }),
+  v.object({ publisher_domain: v.pipe(v.string(), v.regex(DOMAIN_PATTERN)), selection_type: v.literal('all') }),
+  v.object({
+    publisher_domain: v.pipe(v.string(), v.regex(DOMAIN_PATTERN)),
+    selection_type: v.literal('by_id'),
+    property_ids: v.pipe(v.array(id), v.minLength(1)),
+  }),
+  v.object({
+    publisher_domain: v.pipe(v.string(), v.regex(DOMAIN_PATTERN)),
+    selection_type: v.literal('by_tag'),
+    property_tags: v.pipe(v.array(id), v.minLength(1)),
+  }),
 ]);
 
 /** One product of a catalog file (the seed format, also what `bun run sales import` reads). */

@@ -6,29 +6,8 @@ import { accountRef, brandRef, date, money, pagination, versionFields } from './
 import { resolveAccount } from './accounts.ts';
 import { structuredFormatIds } from './formats-input.ts';
 import type { SalesDeps } from './deps.ts';
+import { CHANNELS } from '../../lib/adcp/channels.ts';
 
-const CHANNELS = [
-  'display',
-  'olv',
-  'social',
-  'search',
-  'ctv',
-  'linear_tv',
-  'radio',
-  'streaming_audio',
-  'podcast',
-  'dooh',
-  'ooh',
-  'print',
-  'cinema',
-  'email',
-  'gaming',
-  'retail_media',
-  'influencer',
-  'affiliate',
-  'product_placement',
-  'sponsored_intelligence',
-] as const;
 const DELIVERY_TYPES = ['guaranteed', 'non_guaranteed'] as const;
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`));
 

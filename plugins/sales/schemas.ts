@@ -1,12 +1,12 @@
 import * as v from 'valibot';
+import { DOMAIN_PATTERN } from '../../lib/adcp/patterns.ts';
 
 /** Request pieces shared by the sales tasks (AdCP 3.x shapes, accepted from 3.0 and 3.1 clients). */
 
-const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
 export const domain = v.pipe(
   v.string('must be a string'),
   v.maxLength(253, 'must be at most 253 characters'),
-  v.regex(DOMAIN, 'must be a lowercase domain name'),
+  v.regex(DOMAIN_PATTERN, 'must be a lowercase domain name'),
 );
 export const id = (max = 255) =>
   v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(max, `must be at most ${max} characters`));

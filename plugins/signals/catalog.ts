@@ -4,6 +4,7 @@ import { sql } from '../../core/sql.ts';
 import { parseOrThrow } from '../../core/validation.ts';
 import type { Queryable, DatabasePort } from '../../core/ports/database.ts';
 import type { SignalsCursor } from './cursor.ts';
+import { DOMAIN_PATTERN } from '../../lib/adcp/patterns.ts';
 
 const country = v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code'));
 const minutes = v.pipe(v.number(), v.minValue(0));
@@ -16,9 +17,7 @@ export const seedSignal = v.object({
   description: v.pipe(v.string(), v.minLength(1), v.maxLength(2000)),
   signal_type: v.picklist(['marketplace', 'custom', 'owned']),
   data_provider: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
-  data_provider_domain: v.optional(
-    v.pipe(v.string(), v.regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lowercase domain')),
-  ),
+  data_provider_domain: v.optional(v.pipe(v.string(), v.regex(DOMAIN_PATTERN, 'must be a lowercase domain'))),
   coverage_percentage: v.pipe(v.number(), v.minValue(0), v.maxValue(100)),
   pricing: v.nullish(v.object({ cpm: v.pipe(v.number(), v.minValue(0)), currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code')) })),
   tags: v.optional(v.array(v.pipe(v.string(), v.maxLength(64))), []),

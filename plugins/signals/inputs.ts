@@ -1,14 +1,14 @@
 import * as v from 'valibot';
+import { DOMAIN_PATTERN } from '../../lib/adcp/patterns.ts';
 
 // Input schemas of the signals tasks: the seed's fields plus every field of the AdCP request
 // schemas (3.0.6 and 3.1.19). Objects are loose: members AdCP allows but this agent does not use
 // (`ext`, `fields`, ...) reach the handler instead of being stripped.
 
-const domainPattern = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
 const signalIdPattern = /^[a-zA-Z0-9_-]+$/;
 const text = (max: number) => v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
 const absoluteUrl = v.pipe(v.string(), v.maxLength(2048), v.url('must be an absolute URL'));
-const domain = v.pipe(v.string(), v.maxLength(253), v.regex(domainPattern, 'must be a lowercase domain'));
+const domain = v.pipe(v.string(), v.maxLength(253), v.regex(DOMAIN_PATTERN, 'must be a lowercase domain'));
 const signalId = v.pipe(v.string(), v.maxLength(128), v.regex(signalIdPattern, 'must match ^[a-zA-Z0-9_-]+$'));
 
 const destination = v.variant(

@@ -18,6 +18,7 @@ import tasks from '../../plugins/tasks/index.ts';
 import idempotency from '../../plugins/idempotency/index.ts';
 import creative from '../../plugins/creative/index.ts';
 import mcpHost from '../../hosts/mcp/index.ts';
+import { serveCanned } from './harness.ts';
 
 export const BENCH_TOKEN = 'bench-token-0123456789abcdef';
 export const BENCH_AGENT_URL = 'https://creative.bench.example';
@@ -28,15 +29,7 @@ if (process.env.BENCH_TARGET === 'baseline') {
     '/preview': readFileSync(process.env.BENCH_PREVIEW_BODY!, 'utf8'),
   };
   const type = process.env.BENCH_CONTENT_TYPE ?? 'application/json';
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    fetch: async (req) => {
-      await req.text();
-      return new Response(bodies[new URL(req.url).pathname] ?? '{}', { headers: { 'content-type': type } });
-    },
-  });
-  console.log(`READY ${server.port}`);
+  serveCanned((path) => bodies[path] ?? '{}', type);
 } else {
   const storage =
     process.env.BENCH_STORAGE === 'postgres'

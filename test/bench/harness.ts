@@ -63,3 +63,19 @@ export function row(label: string, r: LoadResult, baseline?: LoadResult): string
   const ratio = baseline ? (r.rps / baseline.rps).toFixed(2) : '1.00';
   return `${label.padEnd(44)} ${String(r.rps).padStart(8)} req/s  p50 ${r.p50_ms.toFixed(2).padStart(6)} ms  p95 ${r.p95_ms.toFixed(2).padStart(6)} ms  errors ${r.errors}  ratio ${ratio}`;
 }
+
+/**
+ * The raw `Bun.serve` baseline a server script offers under `BENCH_TARGET=baseline`: it reads each
+ * request body and answers the canned body for its path, then prints `READY <port>`.
+ */
+export function serveCanned(bodyFor: (path: string) => string, contentType = 'application/json'): void {
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: async (req) => {
+      await req.text();
+      return new Response(bodyFor(new URL(req.url).pathname), { headers: { 'content-type': contentType } });
+    },
+  });
+  console.log(`READY ${server.port}`);
+}

@@ -22,20 +22,13 @@ import sales from '../../plugins/sales/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
 import mcpHost from '../../hosts/mcp/index.ts';
 import restTasks from '../../hosts/rest/tasks.ts';
+import { serveCanned } from './harness.ts';
 
 export const BENCH_TOKEN = 'bench-token-0123456789abcdef';
 
 if (process.env.BENCH_TARGET === 'baseline') {
   const body = process.env.BENCH_BODY ?? '{}';
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    fetch: async (req) => {
-      await req.text();
-      return new Response(body, { headers: { 'content-type': 'application/json' } });
-    },
-  });
-  console.log(`READY ${server.port}`);
+  serveCanned(() => body);
 } else {
   const storage =
     process.env.BENCH_STORAGE === 'postgres'

@@ -9,6 +9,7 @@ import { applyMacros, assetSchema, checkAgainstFormat, macroName, macroValue, ma
 import { extractBrief, mergeBrand, type Brief } from '../brief.ts';
 import { localFormatIds, resolveFormats, type CreativeContext } from '../context.ts';
 import { HostedFiles, storeHostedFiles } from '../hosted-assets.ts';
+import { DOMAIN_PATTERN } from '../../../lib/adcp/patterns.ts';
 
 const hex6 = v.optional(v.pipe(v.string(), v.regex(/^#[0-9a-fA-F]{6}$/, 'must be #RRGGBB')));
 
@@ -52,7 +53,7 @@ const BRIEF_ASSETS = new Set(['brief', 'catalog']);
 
 /** A 3.1 `brand` block for the manifest: previews render in these colours. */
 function brandRef(brand: BrandIdentity | undefined): Json | undefined {
-  if (!brand?.domain || !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(brand.domain)) return undefined;
+  if (!brand?.domain || !DOMAIN_PATTERN.test(brand.domain)) return undefined;
   const colors = Object.fromEntries(Object.entries(brand.colors).filter(([, c]) => c && /^#[0-9a-fA-F]{6}$/.test(c)));
   return { domain: brand.domain, ...(Object.keys(colors).length ? { brand_kit_override: { colors } } : {}) };
 }

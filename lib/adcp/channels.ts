@@ -1,0 +1,23 @@
+/** AdCP's media channels (enums/channels.json, the same in 3.0.6 and 3.1.19). */
+export const CHANNELS = [
+  'display',
+  'olv',
+  'social',
+  'search',
+  'ctv',
+  'linear_tv',
+  'radio',
+  'streaming_audio',
+  'podcast',
+  'dooh',
+  'ooh',
+  'print',
+  'cinema',
+  'email',
+  'gaming',
+  'retail_media',
+  'influencer',
+  'affiliate',
+  'product_placement',
+  'sponsored_intelligence',
+] as const;

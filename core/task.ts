@@ -8,6 +8,22 @@ import type { IdsPort } from './ports/ids.ts';
 import type { TaskProgress } from './ports/tasks.ts';
 import type { IssueCode } from './validation.ts';
 
+/**
+ * Raised by a `transactional` task's handler (or its `within`) that finds an in-memory copy it
+ * relied on older than the database (a catalog version check in its statements): the pipeline rolls
+ * the transaction back and runs the call again, after the feature marked its copy stale.
+ */
+export class StaleReadError extends Error {
+  override readonly name = 'StaleReadError';
+  /** `refresh` brings the copy up to date; the pipeline awaits it outside the transaction, then runs the call again. */
+  constructor(
+    message: string,
+    readonly refresh: () => Promise<unknown>,
+  ) {
+    super(message);
+  }
+}
+
 /** JSON object as tasks exchange it. */
 export type Json = Record<string, unknown>;
 
@@ -83,9 +99,9 @@ export interface TaskContext<I> {
   protocols?: readonly string[];
   task: TaskHandle;
   /**
-   * The call's transaction, given to `transactional` tasks only: the idempotency claim, the
-   * handler's statements, a deferral's `within` writes, the task record and the stored response
-   * commit together, or nothing does. Run every statement on it: the plain Database port would
+   * The call's transaction, given to `transactional` tasks only: the handler's statements, a
+   * deferral's `within` writes, the task record and the idempotency record commit together, or
+   * nothing does. Run every statement on it: the plain Database port would
    * escape the transaction on Postgres and wait for it forever on PGlite (one connection).
    * Absent in the rare fallback where another instance holds the key (the handler then runs as a
    * non-transactional task), so handlers use `ctx.tx ?? db`.

@@ -11,14 +11,12 @@ export type IdempotencyBegin =
   /** Same key, same payload, finished earlier: answer the stored response with `replayed: true`. */
   | { kind: 'replay'; response: Json };
 
-/** What `claim` finds inside a caller's transaction. */
-export type IdempotencyClaimIn =
-  | IdempotencyBegin
-  /**
-   * Another caller holds a committed in-flight claim (a non-transactional execution, possibly on
-   * another instance): end the transaction and wait with `begin`.
-   */
-  | { kind: 'busy' };
+/**
+ * What a key already holds when a caller records it at the end of its transaction, or looks it up
+ * after a failure: the completed response to replay, or another caller's committed in-flight claim
+ * (a non-transactional execution, possibly on another instance: wait for it with `begin`).
+ */
+export type IdempotencyFound = { kind: 'replay'; response: Json } | { kind: 'busy' };
 
 export interface IdempotencyClaim {
   principalId: string;
@@ -41,13 +39,19 @@ export interface IdempotencyPort {
   readonly replayTtlSeconds: number;
   begin(principalId: string, key: string, taskName: string, payloadHash: string): Promise<IdempotencyBegin>;
   /**
-   * `begin` inside the caller's transaction `tx`, in as few statements as possible (one when the
-   * key is new). The claim is the uncommitted key row itself: a concurrent duplicate blocks on the
-   * key until `tx` ends, then replays the committed response (or claims, if `tx` rolled back).
-   * Complete it with `complete(claim, response, tx)` in the same transaction; a rollback frees the
-   * key, so no `release` is needed. Same errors as `begin`; `busy` instead of waiting.
+   * Record a completed call's `response` under the key inside the caller's transaction `tx`: one
+   * INSERT, as the last write of a call that ran whole in `tx` (transactional tasks claim nothing
+   * first). `recorded`: the key is this call's once `tx` commits (a rollback leaves it free). When
+   * the key exists, what it holds (a concurrent uncommitted record is waited for): the caller must
+   * roll `tx` back and answer that instead. Raises CONFLICT and EXPIRED as `begin` does.
    */
-  claim(tx: Queryable, principalId: string, key: string, taskName: string, payloadHash: string): Promise<IdempotencyClaimIn>;
+  record(tx: Queryable, principalId: string, key: string, taskName: string, payloadHash: string, response: Json): Promise<{ kind: 'recorded' } | IdempotencyFound>;
+  /**
+   * What the key holds now, claiming nothing (`none` when unused): a transactional call that failed
+   * asks whether a duplicate completed meanwhile (its failure may be that duplicate's doing, such as
+   * a unique row the duplicate wrote first). Raises CONFLICT and EXPIRED as `begin` does.
+   */
+  lookup(principalId: string, key: string, taskName: string, payloadHash: string): Promise<{ kind: 'none' } | IdempotencyFound>;
   /** Store the response for replays; with `tx`, it commits with the caller's other writes (a task record). */
   complete(claim: IdempotencyClaim, response: Json, tx?: Queryable): Promise<void>;
   /** Forget a claim whose execution failed, so a retry executes again (no effect once completed). */

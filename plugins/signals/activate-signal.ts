@@ -1,9 +1,10 @@
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
-import { defineTask, type Json } from '../../core/task.ts';
-import type { DatabasePort } from '../../core/ports/database.ts';
+import { defineTask, StaleReadError, type Json } from '../../core/task.ts';
+import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
-import { agentKey, findDestinations, findSignal, platformKey, type ActivationRow, type DestinationRow, type SignalRow } from './catalog.ts';
+import { agentKey, platformKey, type ActivationRow, type DestinationRow, type SignalRow } from './catalog.ts';
+import type { SignalsCatalog } from './memory-catalog.ts';
 import { activateSignalInput, type Destination } from './inputs.ts';
 import { signalsError, type SignalsErrorItem } from './errors.ts';
 import { activationKey, agentAccess, deployment, destKey, minutesFor, pricingOptions, type RenderOptions } from './render.ts';
@@ -58,7 +59,25 @@ function targetErrors(known: Map<string, DestinationRow>, signal: SignalRow, tar
   return errors;
 }
 
-export function activateSignalTask(db: DatabasePort, ids: IdsPort, options: ActivationOptions) {
+/** Condition of activation writes: the catalog is still at `version`, the copy the call was checked against. */
+const atCopy = (version: string) => sql`EXISTS (SELECT 1 FROM signal_catalog_version WHERE version = ${version}::bigint)`;
+
+/**
+ * A StaleReadError (the call runs again on a fresh copy) unless the database still holds catalog
+ * `version`: asked when a write conditioned on it changed fewer rows than expected, and before a
+ * refusal drawn from the copy stands.
+ */
+async function confirmCopy(q: Queryable, catalog: SignalsCatalog, version: string): Promise<void> {
+  const [row] = await q.query<{ version: string }>(sql`SELECT version::text FROM signal_catalog_version`);
+  if (row?.version !== version) throw new StaleReadError('the signal catalog changed since this instance loaded it', () => catalog.snapshot.refresh());
+}
+
+async function refuse(q: Queryable, catalog: SignalsCatalog, version: string, error: Error): Promise<never> {
+  await confirmCopy(q, catalog, version);
+  throw error;
+}
+
+export function activateSignalTask(db: DatabasePort, ids: IdsPort, catalog: SignalsCatalog, options: ActivationOptions) {
   return defineTask({
     name: 'activate_signal',
     description:
@@ -67,41 +86,45 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, options: Acti
     errorShape: 'signals',
     requestSchema: 'signals/activate-signal-request.json',
     mutating: true,
-    // Database only: the claim, the pending activations, the task record and the replay response
-    // commit in one transaction.
+    // Database only: the pending activations, the task record and the idempotency record commit in
+    // one transaction; the catalog is read from this instance's copy, checked by version in the write.
     transactional: true,
     input: activateSignalInput,
     async handler({ input, principal, clock, namespace, task, tx }) {
       const q = tx ?? db;
       const field = input.destinations ? 'destinations' : 'deployments';
       const targets = (input.destinations ?? input.deployments)!;
-      // Both reads at once: one round trip.
-      const [signal, known] = await Promise.all([
-        findSignal(q, input.signal_agent_segment_id, principal.orgId),
-        findDestinations(
-          q,
-          targets.map((d) => (d.type === 'platform' ? platformKey(d.platform) : agentKey(d.agent_url))),
-        ),
-      ]);
+      const copy = catalog.current();
+      const signal = catalog.signal(copy, input.signal_agent_segment_id, principal.orgId);
       if (!signal) {
-        throw signalsError([
-          {
-            code: 'SIGNAL_AGENT_SEGMENT_NOT_FOUND',
-            message: `No signal "${input.signal_agent_segment_id.slice(0, 100)}" is available to you`,
-            field: 'signal_agent_segment_id',
-            suggestion: 'Use a signal_agent_segment_id returned by get_signals',
-          },
-        ]);
+        return refuse(
+          q,
+          catalog,
+          copy.version,
+          signalsError([
+            {
+              code: 'SIGNAL_AGENT_SEGMENT_NOT_FOUND',
+              message: `No signal "${input.signal_agent_segment_id.slice(0, 100)}" is available to you`,
+              field: 'signal_agent_segment_id',
+              suggestion: 'Use a signal_agent_segment_id returned by get_signals',
+            },
+          ]),
+        );
       }
       const offered = pricingOptions(signal).map((p) => p.pricing_option_id as string);
       if (input.pricing_option_id !== undefined && !offered.includes(input.pricing_option_id)) {
-        throw new ProtocolError('INVALID_REQUEST', `pricing_option_id: must be one of the signal's pricing options (${offered.join(', ')})`, {
-          field: 'pricing_option_id',
-          suggestion: 'Use a pricing_options[].pricing_option_id returned by get_signals for this signal',
-        });
+        return refuse(
+          q,
+          catalog,
+          copy.version,
+          new ProtocolError('INVALID_REQUEST', `pricing_option_id: must be one of the signal's pricing options (${offered.join(', ')})`, {
+            field: 'pricing_option_id',
+            suggestion: 'Use a pricing_options[].pricing_option_id returned by get_signals for this signal',
+          }),
+        );
       }
-      const errors = targetErrors(known, signal, targets, field, principal.orgId, options);
-      if (errors.length) throw signalsError(errors);
+      const errors = targetErrors(copy.destinations, signal, targets, field, principal.orgId, options);
+      if (errors.length) return refuse(q, catalog, copy.version, signalsError(errors));
 
       const keys = targets.map(destKey);
       if (new Set(keys).size !== keys.length) {
@@ -109,9 +132,12 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, options: Acti
       }
 
       if (input.action === 'deactivate') {
-        await q.query(
-          sql`DELETE FROM signal_activations WHERE principal_id = ${principal.id}::text AND signal_id = ${signal.id}::text AND destination_key = ANY(${keys}::text[])`,
-        );
+        const removed = await q.query(sql`
+          DELETE FROM signal_activations
+          WHERE principal_id = ${principal.id}::text AND signal_id = ${signal.id}::text AND destination_key = ANY(${keys}::text[])
+            AND ${atCopy(copy.version)}
+          RETURNING destination_key`);
+        if (removed.length < keys.length) await confirmCopy(q, catalog, copy.version);
         return { deployments: targets.map((d) => deployment(d, minutesFor(signal, d, options) ?? 0)) };
       }
 
@@ -132,19 +158,24 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, options: Acti
         partial: { deployments: rows.map(pending) },
         state: { signal_id: signal.id, activation_ids: rows.map((r) => r.id) },
         runAt,
-        // The pending activations commit with the task record, or not at all.
-        // Issued together (one round trip with the task record's statements).
+        // The pending activations commit with the task record, or not at all: one statement for
+        // every target, issued with the task record's (one round trip).
         within: async (wtx) => {
-          const inserted = await Promise.all(
-            rows.map((r) =>
-              wtx.query(sql`
-                INSERT INTO signal_activations (id, signal_id, principal_id, destination_key, destination, status, activation_key, estimated_minutes, ready_at, created_at)
-                VALUES (${r.id}::uuid, ${signal.id}::text, ${principal.id}::text, ${r.destination}::text, ${r.d}::jsonb, 'pending', ${r.key}::jsonb,
-                        ${r.minutes}::numeric, ${r.readyAt}::timestamptz, ${now}::timestamptz)
-                ON CONFLICT (signal_id, principal_id, destination_key) DO NOTHING RETURNING id`),
-            ),
+          const values = rows.map(
+            (r) =>
+              sql`(${r.id}::uuid, ${r.destination}::text, ${r.d}::jsonb, ${r.key}::jsonb, ${r.minutes}::numeric, ${r.readyAt}::timestamptz)`,
           );
-          const taken = rows.flatMap((_, i) => (inserted[i]!.length ? [] : [i]));
+          const inserted = await wtx.query<{ destination_key: string }>(sql`
+            INSERT INTO signal_activations (id, signal_id, principal_id, destination_key, destination, status, activation_key, estimated_minutes, ready_at, created_at)
+            SELECT r.id, ${signal.id}::text, ${principal.id}::text, r.destination_key, r.destination, 'pending', r.activation_key,
+                   r.estimated_minutes, r.ready_at, ${now}::timestamptz
+            FROM (VALUES ${sql.join(values)}) AS r(id, destination_key, destination, activation_key, estimated_minutes, ready_at)
+            WHERE ${atCopy(copy.version)}
+            ON CONFLICT (signal_id, principal_id, destination_key) DO NOTHING
+            RETURNING destination_key`);
+          if (inserted.length < rows.length) await confirmCopy(wtx, catalog, copy.version);
+          const added = new Set(inserted.map((r) => r.destination_key));
+          const taken = rows.flatMap((r, i) => (added.has(r.destination) ? [] : [i]));
           // A target already activated (or being activated) is ALREADY_ACTIVATED; nothing is kept.
           if (taken.length) {
             throw signalsError(

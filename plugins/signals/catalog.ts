@@ -258,12 +258,6 @@ export async function activationsAndVersion(
   return { version: row!.version, activations: row!.activations };
 }
 
-export async function findSignal(db: Queryable, id: string, orgId: string): Promise<SignalRow | null> {
-  const rows = await db.query<SignalRow>(sql`
-    SELECT ${SIGNAL_COLUMNS} FROM signals WHERE id = ${id}::text AND (owner_org IS NULL OR owner_org = ${orgId}::uuid)`);
-  return rows[0] ?? null;
-}
-
 export async function findDestinations(db: Queryable, keys: string[]): Promise<Map<string, DestinationRow>> {
   const rows = await db.query<DestinationRow>(sql`
     SELECT key, type, platform, agent_url, visibility, owner_org::text, allowed_orgs::text[] AS allowed_orgs

@@ -49,7 +49,7 @@ export default definePlugin({
     // get_signals answers from this copy of the catalog; every instance reloads it on change notifications.
     const catalog = new SignalsCatalog(db);
     let unfollow: (() => Promise<void>) | undefined;
-    tasks.add(getSignalsTask(db, catalog, taskOptions), activateSignalTask(db, ids, taskOptions));
+    tasks.add(getSignalsTask(db, catalog, taskOptions), activateSignalTask(db, ids, catalog, taskOptions));
     const block: Json = { discovery_modes: ['brief'], features: { catalog_signals: true } };
     tasks.declareCapability({ protocol: 'signals', block: { signals: block } });
     controller?.register(...signalsScenarios(db, clock, store));

@@ -3,6 +3,7 @@ import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { Logger } from '../../core/log.ts';
 import { CatalogSnapshot } from '../../lib/catalog-snapshot.ts';
 import { TtlCache } from '../../lib/cache.ts';
+import { StaleReadError } from '../../core/task.ts';
 import { CATALOG_CHANNEL, SIGNAL_COLUMNS, specQuery, type DestinationRow, type RankedSignal, type SearchFilters, type SignalRow } from './catalog.ts';
 import { addTerm, compareLexemes, finishRank, lexemeTerm, parseOrQuery, parseTsvector, type QueryOperand } from './ts-rank.ts';
 
@@ -108,6 +109,23 @@ export class SignalsCatalog {
 
   constructor(private readonly db: DatabasePort) {
     this.snapshot = new CatalogSnapshot(() => loadCatalog(db));
+  }
+
+  /**
+   * The copy for a call that must not wait for a load (it runs inside a transaction: on PGlite the
+   * load would queue behind it): current, or a StaleReadError whose refresh loads one.
+   */
+  current(): Catalog {
+    const copy = this.snapshot.peek();
+    if (copy && this.snapshot.fresh) return copy;
+    throw new StaleReadError('the signal catalog copy is being reloaded', () => this.snapshot.get());
+  }
+
+  /** A signal visible to the organization (its own or everyone's), from a copy. */
+  signal(c: Catalog, id: string, orgId: string): SignalRow | null {
+    const i = c.byId.get(id);
+    const row = i === undefined ? null : c.entries[i]!.row;
+    return row && (row.owner_org === null || row.owner_org === orgId.toLowerCase()) ? row : null;
   }
 
   async follow(logger: Logger): Promise<() => Promise<void>> {

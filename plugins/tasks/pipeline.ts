@@ -1,12 +1,12 @@
 import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
 import { parseOrThrow } from '../../core/validation.ts';
-import { isDeferral, requestContext, type Deferral, type Json, type RegisteredTask, type TaskContext, type TaskRegistry } from '../../core/task.ts';
+import { isDeferral, requestContext, StaleReadError, type Deferral, type Json, type RegisteredTask, type TaskContext, type TaskRegistry } from '../../core/task.ts';
 import type { Logger } from '../../core/log.ts';
 import { authenticateRequest, type AuthPort, type Principal } from '../../core/ports/auth.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
-import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyClaim, type IdempotencyClaimIn, type IdempotencyPort } from '../../core/ports/idempotency.ts';
+import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyClaim, type IdempotencyFound, type IdempotencyPort } from '../../core/ports/idempotency.ts';
 import type { TaskNotifierPort } from '../../core/ports/task-notifier.ts';
 import type { TaskCall, TaskOutcome } from '../../core/ports/task-gateway.ts';
 import type { A2aPushConfig, NewTask, TaskStatus } from '../../core/ports/tasks.ts';
@@ -140,6 +140,7 @@ function toError(error: unknown, logger: Logger): ProtocolError {
   if (error instanceof ProtocolError) return error;
   if (error instanceof DatabaseUnavailableError)
     return new ProtocolError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', { retryAfter: error.retryAfter });
+  if (error instanceof StaleReadError) return new ProtocolError('SERVICE_UNAVAILABLE', 'The catalog is being changed; retry shortly', { retryAfter: 1 });
   logger.error({ err: error }, 'task failed unexpectedly');
   return new ProtocolError('SERVICE_UNAVAILABLE', 'The task failed unexpectedly; retry later', { status: 500, recovery: 'transient' });
 }
@@ -168,7 +169,7 @@ function checkRegistrations(
  * push registrations (INVALID_REQUEST naming the field, before anything is stored), claim the
  * idempotency key or replay, run the handler, and store the answer: a deferred call's task
  * record and its replay response commit in one transaction. A `transactional` task runs all of it
- * (claim, handler, task record, stored response) in one transaction instead.
+ * (handler, task record, idempotency record) in one transaction instead, claiming nothing first.
  */
 export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<TaskOutcome> {
   const ns = deps.registry.namespace;
@@ -215,29 +216,15 @@ export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<Ta
     // The hash covers the operation, not the envelope: a retry with a new context replays.
     const hash = payloadHash(rawInput);
     if (task.transactional) {
-      try {
-        return await deps.db.transaction(async (tx) => {
-          // The handler starts with the claim instead of after it, so its first statements travel
-          // with the claim's (one round trip). The claim's verdict wins: on a replay, a busy key or
-          // a claim error the Verdict/error rolls the handler's work back.
-          const claiming = deps.idempotency.claim(tx, principal.id, key, task.name, hash);
-          const handling = (async () => task.handler({ ...ctx, tx }))();
-          const [claimed, handled] = await Promise.allSettled([claiming, handling]);
-          if (claimed.status === 'rejected') throw claimed.reason;
-          if (claimed.value.kind !== 'claimed') throw new Verdict(claimed.value);
-          if (handled.status === 'rejected') throw handled.reason;
-          return await answer(call_, handled.value, claimed.value.claim, tx);
-        });
-      } catch (caught) {
-        if (!(caught instanceof Verdict)) throw caught;
-        if (caught.found.kind === 'replay') return replayed(task, caught.found.response, context);
-        // Busy: another caller holds a committed claim; wait for it below as a non-transactional call.
-      }
+      const found = await transactionalCall(call_, key, hash);
+      if (found.kind === 'done') return found.outcome;
+      if (found.kind === 'replay') return replayed(task, found.response, context);
+      // Busy: another caller holds a committed claim; wait for it below as a non-transactional call.
     }
     const begun = await deps.idempotency.begin(principal.id, key, task.name, hash);
     if (begun.kind === 'replay') return replayed(task, begun.response, context);
     claim = begun.claim;
-    const outcome = await answer(call_, await task.handler(ctx), claim, null);
+    const outcome = await answer(call_, await task.handler(ctx), { claim }, null);
     claim = null; // completed
     return outcome;
   } catch (caught) {
@@ -247,9 +234,47 @@ export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<Ta
   }
 }
 
-/** A transactional call's claim found no claim to take: replay, or wait (busy). Rolls the transaction back. */
+/** Runs of a transactional call whose handler read an outdated in-memory copy (StaleReadError). */
+const STALE_RUNS = 3;
+
+/**
+ * A `transactional` call: the handler, its writes, the task record and the idempotency record (the
+ * key's first use, written last) in one transaction. When the key turns out to be taken, or the call
+ * fails, what the key holds decides: a duplicate that completed meanwhile is replayed (a failure such
+ * as a unique row it wrote first is its doing), a committed in-flight claim is waited for (`busy`).
+ */
+async function transactionalCall(c: Call, key: string, hash: string): Promise<{ kind: 'done'; outcome: TaskOutcome } | IdempotencyFound> {
+  const { deps, task, principal, ctx } = c;
+  for (let run = 1; ; run++) {
+    try {
+      const outcome = await deps.db.transaction(async (tx) => answer(c, await task.handler({ ...ctx, tx }), { record: { key, hash } }, tx));
+      return { kind: 'done', outcome };
+    } catch (caught) {
+      if (caught instanceof Verdict) return caught.found;
+      if (caught instanceof StaleReadError && run < STALE_RUNS) {
+        await caught.refresh();
+        continue;
+      }
+      const found = await deps.idempotency.lookup(principal.id, key, task.name, hash);
+      if (found.kind === 'none') throw caught;
+      return found;
+    }
+  }
+}
+
+/** The key of a transactional call is taken (replay, or busy): rolls the transaction back. */
 class Verdict {
-  constructor(readonly found: Exclude<IdempotencyClaimIn, { kind: 'claimed' }>) {}
+  constructor(readonly found: IdempotencyFound) {}
+}
+
+/** How a mutating call keeps its response for replays: completing its claim, or recording the key in the call's transaction. */
+type Keep = { claim: IdempotencyClaim } | { record: { key: string; hash: string } };
+
+async function keepResponse(c: Call, keep: Keep | null, body: Json, q: Queryable | undefined): Promise<void> {
+  if (!keep) return;
+  if ('claim' in keep) return c.deps.idempotency.complete(keep.claim, body, q);
+  const found = await c.deps.idempotency.record(q!, c.principal.id, keep.record.key, c.task.name, keep.record.hash, body);
+  if (found.kind !== 'recorded') throw new Verdict(found);
 }
 
 /** A call past validation, as `answer` needs it. */
@@ -273,15 +298,15 @@ function replayed(task: RegisteredTask, response: Json, context: Json | undefine
 }
 
 /**
- * Store the handler's answer: a deferral's task record, and the replay response under `claim`.
+ * Store the handler's answer: a deferral's task record, and the response for replays (`keep`).
  * With `tx` (a transactional call) everything goes into it; without, a deferral's writes get a
  * transaction of their own and a completed answer's response is stored on its own.
  */
-async function answer(c: Call, result: Json | Deferral, claim: IdempotencyClaim | null, tx: Queryable | null): Promise<TaskOutcome> {
-  if (isDeferral(result)) return recordDeferral(c, result, claim, tx);
+async function answer(c: Call, result: Json | Deferral, keep: Keep | null, tx: Queryable | null): Promise<TaskOutcome> {
+  if (isDeferral(result)) return recordDeferral(c, result, keep, tx);
   const body: Json = { status: 'completed', ...result };
   if (c.ctx.context) body.context = c.ctx.context;
-  if (claim) await c.deps.idempotency.complete(claim, body, tx ?? undefined);
+  await keepResponse(c, keep, body, tx ?? undefined);
   return { ok: true, status: 'completed', body, task: c.task };
 }
 
@@ -292,7 +317,7 @@ function admittedPrincipal(principal: Principal | null, task: RegisteredTask): P
   throw new ProtocolError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <token>');
 }
 
-async function recordDeferral(c: Call, deferral: Deferral, claim: IdempotencyClaim | null, tx: Queryable | null): Promise<TaskOutcome> {
+async function recordDeferral(c: Call, deferral: Deferral, keep: Keep | null, tx: Queryable | null): Promise<TaskOutcome> {
   const { deps, task, principal, envelope, call, a2aPush } = c;
   if (!task.resume) throw new Error(`Task "${task.name}" deferred but defines no resume step`);
   const id = deps.ids.uuid7();
@@ -320,7 +345,14 @@ async function recordDeferral(c: Call, deferral: Deferral, claim: IdempotencyCla
   };
   // The feature's writes, the task record and the replay response commit together: a crash
   // cannot leave a task whose retry executes again. Issued together: one round trip for all.
-  const store = (q: Queryable) => Promise.all([deps.repo.createIn(q, record), claim ? deps.idempotency.complete(claim, body, q) : null]);
+  const store = async (q: Queryable) => {
+    const [created, kept] = await Promise.allSettled([deps.repo.createIn(q, record), keepResponse(c, keep, body, q)]);
+    // The key's verdict wins: a duplicate's committed record explains a failed write of ours (and
+    // after a failed statement, the ones behind it only report the aborted transaction).
+    if (kept.status === 'rejected' && (kept.reason instanceof Verdict || kept.reason instanceof ProtocolError)) throw kept.reason;
+    if (created.status === 'rejected') throw created.reason;
+    if (kept.status === 'rejected') throw kept.reason;
+  };
   await (tx ? store(tx) : deps.db.transaction(store));
   return { ok: true, status: deferral.status, body, taskId: id, task };
 }

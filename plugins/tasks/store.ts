@@ -75,6 +75,13 @@ export interface InternalTask extends TaskRecord {
   attempts: number;
 }
 
+function historyInsert(row: Pick<TaskRow, 'id' | 'sequence' | 'status' | 'message' | 'result'>, previous: TaskStatus | null, at: Date) {
+  return sql`
+    INSERT INTO task_status_history (task_id, sequence, status, previous_status, message, result, at)
+    VALUES (${row.id}::uuid, ${row.sequence}::int, ${row.status}::text, ${previous}::text, ${row.message}::text,
+            ${row.result ?? null}::jsonb, ${at}::timestamptz)`;
+}
+
 /**
  * Task rows and their status history. Each status change is one transaction: row update,
  * history row, notifier call.
@@ -89,10 +96,7 @@ export class TaskRepository {
   ) {}
 
   private insertHistory(tx: Queryable, row: Pick<TaskRow, 'id' | 'sequence' | 'status' | 'message' | 'result'>, previous: TaskStatus | null, at: Date) {
-    return tx.query(sql`
-      INSERT INTO task_status_history (task_id, sequence, status, previous_status, message, result, at)
-      VALUES (${row.id}::uuid, ${row.sequence}::int, ${row.status}::text, ${previous}::text, ${row.message}::text,
-              ${row.result ?? null}::jsonb, ${at}::timestamptz)`);
+    return tx.query(historyInsert(row, previous, at));
   }
 
   private async recordChange(tx: Queryable, row: TaskRow, previous: TaskStatus | null, at: Date, notify = true): Promise<void> {
@@ -144,22 +148,43 @@ export class TaskRepository {
     const [pushConfig, a2aConfig] = await Promise.all([mapCredentials(task.pushNotificationConfig, seal), mapCredentials(task.a2aPushConfig, seal)]);
     const message = task.message ?? null;
     const result = task.result ?? null;
-    const [, [row]] = await Promise.all([
+    const row: TaskRow = {
+      id,
+      task_type: task.taskType,
+      protocol: task.protocol,
+      principal_id: task.principalId,
+      status: task.status,
+      message,
+      progress: task.progress ?? null,
+      result,
+      context: task.context ?? null,
+      context_id: task.contextId ?? id,
+      push_notification_config: pushConfig,
+      a2a_push_config: a2aConfig,
+      state: task.state,
+      run_at: task.runAt ?? now,
+      attempts: 0,
+      sequence: 1,
+      created_at: now,
+      updated_at: now,
+      completed_at: null,
+    };
+    // The record and its first history row in one statement (nothing read back: the row is known);
+    // `within`'s writes travel with it.
+    await Promise.all([
       task.within?.(tx),
-      tx.query<TaskRow>(sql`
-        INSERT INTO tasks (id, task_type, protocol, principal_id, status, message, progress, result, context, context_id,
-                           push_notification_config, a2a_push_config, state, run_at, sequence, created_at, updated_at)
-        VALUES (${id}::uuid, ${task.taskType}::text, ${task.protocol}::text, ${task.principalId}::text, ${task.status}::text,
-                ${message}::text, ${task.progress ?? null}::jsonb, ${result}::jsonb,
-                ${task.context ?? null}::jsonb, ${task.contextId ?? id}::text, ${pushConfig}::jsonb,
-                ${a2aConfig}::jsonb, ${task.state}::jsonb, ${task.runAt ?? now}::timestamptz, 1,
-                ${now}::timestamptz, ${now}::timestamptz)
-        RETURNING ${COLUMNS}`),
-      // Issued right after the INSERT on the same connection, so it sees the row (its foreign key).
-      this.insertHistory(tx, { id, sequence: 1, status: task.status, message, result }, null, now),
+      tx.query(sql`
+        WITH created AS (
+          INSERT INTO tasks (id, task_type, protocol, principal_id, status, message, progress, result, context, context_id,
+                             push_notification_config, a2a_push_config, state, run_at, sequence, created_at, updated_at)
+          VALUES (${id}::uuid, ${row.task_type}::text, ${row.protocol}::text, ${row.principal_id}::text, ${row.status}::text,
+                  ${message}::text, ${row.progress}::jsonb, ${result}::jsonb, ${row.context}::jsonb, ${row.context_id}::text,
+                  ${pushConfig}::jsonb, ${a2aConfig}::jsonb, ${row.state}::jsonb, ${row.run_at}::timestamptz, 1,
+                  ${now}::timestamptz, ${now}::timestamptz))
+        ${historyInsert({ id, sequence: 1, status: task.status, message, result }, null, now)}`),
     ]);
-    await this.notify(tx, row!, null, now);
-    return toRecord(row!);
+    await this.notify(tx, row, null, now);
+    return toRecord(row);
   }
 
   async get(id: string, principalId: string | null): Promise<InternalTask | null> {

@@ -183,19 +183,26 @@ forEachDatabase<{ s: SignalsServer; crash: { next: boolean } }>(
   async (adapter, schema) => {
     const crash = { next: false };
     let inner: IdempotencyPort | null = null;
-    // Stands in for the process dying right after storing the task: complete() fails once.
+    // Stands in for the process dying right after storing the task: storing the response fails once
+    // (complete() after a claim, record() in a transactional call).
+    const crashed = () => {
+      if (!crash.next) return false;
+      crash.next = false;
+      return true;
+    };
     const crashing: IdempotencyPort = {
       get replayTtlSeconds() {
         return inner!.replayTtlSeconds;
       },
       begin: (...args) => inner!.begin(...args),
-      claim: (...args) => inner!.claim(...args),
+      lookup: (...args) => inner!.lookup(...args),
       release: (claim) => inner!.release(claim),
+      async record(...args) {
+        if (crashed()) throw new Error('crashed before the replay response was stored');
+        return inner!.record(...args);
+      },
       async complete(claim, response, tx) {
-        if (crash.next) {
-          crash.next = false;
-          throw new Error('crashed before the replay response was stored');
-        }
+        if (crashed()) throw new Error('crashed before the replay response was stored');
         return inner!.complete(claim, response, tx);
       },
     };

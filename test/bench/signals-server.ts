@@ -32,7 +32,7 @@ if (process.env.BENCH_TARGET === 'baseline') {
 } else {
   const storage =
     process.env.BENCH_STORAGE === 'postgres'
-      ? storagePostgres({ url: process.env.DATABASE_URL!, schema: process.env.BENCH_SCHEMA ?? 'bench_signals', max: 10 })
+      ? storagePostgres({ url: process.env.DATABASE_URL!, schema: process.env.BENCH_SCHEMA ?? 'bench_signals', max: Number(process.env.BENCH_POOL ?? 10) })
       : storagePglite({ dataDir: mkdtempSync(join(tmpdir(), 'bench-pglite-')) });
   const deployment = await assemble(
     definePreset({

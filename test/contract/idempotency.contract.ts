@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import type { IdempotencyBegin, IdempotencyClaim, IdempotencyClaimIn, IdempotencyPort } from '../../core/ports/idempotency.ts';
+import type { IdempotencyBegin, IdempotencyClaim, IdempotencyPort } from '../../core/ports/idempotency.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import { sql } from '../../core/sql.ts';
 import type { ManualClock } from '../../core/ports/clock.ts';
@@ -31,7 +31,7 @@ async function code(work: Promise<unknown>): Promise<string> {
   return error.code;
 }
 
-function claimOf(begin: IdempotencyBegin | IdempotencyClaimIn): IdempotencyClaim {
+function claimOf(begin: IdempotencyBegin): IdempotencyClaim {
   expect(begin.kind).toBe('claimed');
   if (begin.kind !== 'claimed') throw new Error('not claimed');
   return begin.claim;
@@ -149,74 +149,81 @@ export function idempotencyContract(name: string, make: () => Promise<Idempotenc
       expect(await begin('p1', key)).toEqual({ kind: 'replay', response: { stored: true } });
     });
 
-    // ---- claim: the same contract inside a caller's transaction (transactional tasks).
+    // ---- record and lookup: transactional tasks write the key last, in their own transaction.
 
-    const claimIn = (tx: Queryable, principal: string, key: string, hash = H1, task = 'activate_signal') => s.port.claim(tx, principal, key, task, hash);
+    const recordIn = (tx: Queryable, principal: string, key: string, response: Json, hash = H1, task = 'activate_signal') =>
+      s.port.record(tx, principal, key, task, hash, response);
+    const lookup = (principal: string, key: string, hash = H1, task = 'activate_signal') => s.port.lookup(principal, key, task, hash);
 
-    test('claim inside a transaction: completed in it and committed, the key replays; rolled back, the key is free again', async () => {
+    test('record inside a transaction: committed, the key replays; rolled back, the key is free again', async () => {
       const key = newKey();
-      const boom = new Error('handler failed after its writes');
+      const boom = new Error('a write after the record failed');
       await expect(
         s.db.transaction(async (tx) => {
-          await s.port.complete(claimOf(await claimIn(tx, 'p1', key)), { stored: false }, tx);
+          expect(await recordIn(tx, 'p1', key, { stored: false })).toEqual({ kind: 'recorded' });
           throw boom;
         }),
       ).rejects.toBe(boom);
-      // Nothing survived the rollback: the next caller claims, no release needed.
-      await s.db.transaction(async (tx) => s.port.complete(claimOf(await claimIn(tx, 'p1', key)), { stored: true }, tx));
+      // Nothing survived the rollback: the key is unused, and the next call records it.
+      expect(await lookup('p1', key)).toEqual({ kind: 'none' });
+      expect(await s.db.transaction((tx) => recordIn(tx, 'p1', key, { stored: true }))).toEqual({ kind: 'recorded' });
+      expect(await lookup('p1', key)).toEqual({ kind: 'replay', response: { stored: true } });
       expect(await begin('p1', key)).toEqual({ kind: 'replay', response: { stored: true } });
-      expect(await s.db.transaction((tx) => claimIn(tx, 'p1', key))).toEqual({ kind: 'replay', response: { stored: true } });
+      // Recording a completed key again finds the first response (the caller rolls back and replays it).
+      expect(await s.db.transaction((tx) => recordIn(tx, 'p1', key, { stored: 'again' }))).toEqual({ kind: 'replay', response: { stored: true } });
+      // Principal-scoped, like begin.
+      expect(await lookup('p2', key)).toEqual({ kind: 'none' });
     });
 
-    test('claim raises IDEMPOTENCY_CONFLICT and IDEMPOTENCY_EXPIRED as begin does', async () => {
+    test('record and lookup raise IDEMPOTENCY_CONFLICT and IDEMPOTENCY_EXPIRED as begin does', async () => {
       const key = newKey();
       await s.port.complete(claimOf(await begin('p1', key)), { ok: 1 });
-      expect(await code(s.db.transaction((tx) => claimIn(tx, 'p1', key, H2)))).toBe('IDEMPOTENCY_CONFLICT');
-      expect(await code(s.db.transaction((tx) => claimIn(tx, 'p1', key, H1, 'other_task')))).toBe('IDEMPOTENCY_CONFLICT');
+      expect(await code(s.db.transaction((tx) => recordIn(tx, 'p1', key, {}, H2)))).toBe('IDEMPOTENCY_CONFLICT');
+      expect(await code(s.db.transaction((tx) => recordIn(tx, 'p1', key, {}, H1, 'other_task')))).toBe('IDEMPOTENCY_CONFLICT');
+      expect(await code(lookup('p1', key, H2))).toBe('IDEMPOTENCY_CONFLICT');
+      expect(await code(lookup('p1', key, H1, 'other_task'))).toBe('IDEMPOTENCY_CONFLICT');
       s.clock.advance(s.port.replayTtlSeconds * 1000);
-      expect(await code(s.db.transaction((tx) => claimIn(tx, 'p1', key)))).toBe('IDEMPOTENCY_EXPIRED');
+      expect(await code(s.db.transaction((tx) => recordIn(tx, 'p1', key, {})))).toBe('IDEMPOTENCY_EXPIRED');
+      expect(await code(lookup('p1', key))).toBe('IDEMPOTENCY_EXPIRED');
     });
 
-    test('claim of a key with a committed in-flight claim is busy (no wait); after the lease it takes the claim over', async () => {
+    test('a key with a committed in-flight claim is busy for record and lookup; once completed, both replay it', async () => {
       const key = newKey();
-      const stale = claimOf(await begin('p1', key));
-      expect(await s.db.transaction((tx) => claimIn(tx, 'p1', key))).toEqual({ kind: 'busy' });
-      s.clock.advance(s.leaseSeconds * 1000 + 1000);
-      const current = await s.db.transaction(async (tx) => {
-        const taken = claimOf(await claimIn(tx, 'p1', key));
-        await s.port.complete(taken, { from: 'takeover' }, tx);
-        return taken;
-      });
-      expect(current.claimId).not.toBe(stale.claimId);
-      await s.port.complete(stale, { from: 'stale' });
-      expect(await begin('p1', key)).toEqual({ kind: 'replay', response: { from: 'takeover' } });
+      const held = claimOf(await begin('p1', key));
+      expect(await s.db.transaction((tx) => recordIn(tx, 'p1', key, { from: 'record' }))).toEqual({ kind: 'busy' });
+      expect(await lookup('p1', key)).toEqual({ kind: 'busy' });
+      await s.port.complete(held, { from: 'claim' });
+      expect(await lookup('p1', key)).toEqual({ kind: 'replay', response: { from: 'claim' } });
+      expect(await s.db.transaction((tx) => recordIn(tx, 'p1', key, { from: 'record' }))).toEqual({ kind: 'replay', response: { from: 'claim' } });
     });
 
     for (const ending of ['commits', 'rolls back'] as const) {
-      test(`a duplicate claim waits for the first transaction on the key: when it ${ending}, the duplicate ${ending === 'commits' ? 'replays' : 'claims'}`, async () => {
+      test(`a duplicate record waits for the first transaction on the key: when it ${ending}, the duplicate ${ending === 'commits' ? 'replays it' : 'records'}`, async () => {
         const key = newKey();
         let open!: () => void;
         const gate = new Promise<void>((resolve) => (open = resolve));
-        let claimed!: () => void;
-        const firstClaimed = new Promise<void>((resolve) => (claimed = resolve));
+        let recorded!: () => void;
+        const firstRecorded = new Promise<void>((resolve) => (recorded = resolve));
         const first = s.db
           .transaction(async (tx) => {
-            const claim = claimOf(await claimIn(tx, 'p1', key));
-            claimed();
+            expect(await recordIn(tx, 'p1', key, { first: true })).toEqual({ kind: 'recorded' });
+            recorded();
             await gate;
-            await s.port.complete(claim, { first: true }, tx);
             if (ending === 'rolls back') throw new Error('first caller failed');
           })
           .catch(() => {});
-        await firstClaimed;
-        const second = s.db.transaction((tx) => claimIn(tx, 'p1', key));
+        await firstRecorded;
+        const second = s.db.transaction((tx) => recordIn(tx, 'p1', key, { second: true }));
         // Postgres: the duplicate is blocked on the key (PGlite, one connection, runs transactions one after another).
         if (s.db.kind === 'postgres') await waitingOnLock(s.db);
         open();
         const found = await second;
         await first;
         if (ending === 'commits') expect(found).toEqual({ kind: 'replay', response: { first: true } });
-        else expect(found.kind).toBe('claimed');
+        else {
+          expect(found).toEqual({ kind: 'recorded' });
+          expect(await lookup('p1', key)).toEqual({ kind: 'replay', response: { second: true } });
+        }
       });
     }
   });

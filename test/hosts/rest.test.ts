@@ -9,6 +9,7 @@ import { search } from '../../config/search.ts';
 import { Endpoints } from '../../core/endpoint.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
+import { freePort } from '../support/loopback.ts';
 
 forEachDatabase(
   'REST host',
@@ -85,7 +86,7 @@ forEachDatabase(
 );
 
 test('SIGTERM drains in-flight requests before the process exits', async () => {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = freePort();
   const proc = Bun.spawn(['bun', 'hosts/start.ts', 'test/fixtures/slow-preset.ts'], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: 'memory://', DATABASE_URL: '', LOG_LEVEL: 'silent' },
     stdout: 'ignore',

@@ -6,6 +6,7 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import postgres from 'postgres';
 import { DATABASE_URL, uniqueSchema } from '../support/db.ts';
+import { freePort } from '../support/loopback.ts';
 
 const alive = (pid: number) => {
   try {
@@ -27,7 +28,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 
 }
 
 function start(env: Record<string, string>) {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = freePort();
   const proc = Bun.spawn(['bun', 'hosts/start.ts', 'test/fixtures/slow-preset.ts'], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdout: 'pipe',

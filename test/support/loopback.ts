@@ -6,6 +6,14 @@ import type { Resolver } from '../../plugins/crawler-http/index.ts';
 export const TEST_CERT = readFileSync(join(import.meta.dir, '../fixtures/tls/cert.pem'), 'utf8');
 export const TEST_KEY = readFileSync(join(import.meta.dir, '../fixtures/tls/key.pem'), 'utf8');
 
+/** A loopback port nothing listens on now (the kernel's pick: a random one can be some connection's ephemeral port). */
+export function freePort(): number {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
+
 /**
  * A resolver answering from a table (tests): names map to address lists; unknown names fail like
  * NXDOMAIN. `calls` counts lookups per name so tests can see that a request resolved once.

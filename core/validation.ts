@@ -59,6 +59,26 @@ function pathOf(node: Node): PathItem[] {
 }
 
 /**
+ * Whether `x` breaks the input rule, without locating the problem (the common, clean case allocates
+ * nothing). Recursion stops at `maxDepth`, so a hostile depth cannot exhaust the stack.
+ */
+function breaksRule(x: unknown, depth: number, maxDepth: number, strings: boolean): boolean {
+  if (typeof x === 'string') return strings && UNSAFE_TEXT.test(x);
+  if (x === null || typeof x !== 'object') return false;
+  if (depth >= maxDepth) return true;
+  if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) if (breaksRule(x[i], depth + 1, maxDepth, strings)) return true;
+    return false;
+  }
+  for (const key in x) {
+    if (!Object.hasOwn(x, key)) continue;
+    if (strings && UNSAFE_TEXT.test(key)) return true;
+    if (breaksRule((x as Record<string, unknown>)[key], depth + 1, maxDepth, strings)) return true;
+  }
+  return false;
+}
+
+/**
  * The one rule for untrusted input, whatever its schema: no string or object key holds NUL or a
  * lone surrogate, and objects/arrays nest at most `maxDepth` levels. Walked without recursion, so
  * a hostile depth cannot exhaust the stack. Returns the first offending field, or null.
@@ -95,6 +115,7 @@ export function findUnsafeInput(value: unknown, options: { maxDepth?: number; st
 
 /** Raise INVALID_REQUEST naming the field when `value` breaks the input rule (findUnsafeInput). */
 export function assertSafeInput(value: unknown, prefix = '', options: { maxDepth?: number; strings?: boolean } = {}): void {
+  if (!breaksRule(value, 0, options.maxDepth ?? MAX_INPUT_DEPTH, options.strings ?? true)) return;
   const found = findUnsafeInput(value, options);
   if (!found) return;
   const field = fieldPath(found.path, prefix);
@@ -110,6 +131,11 @@ export type IssueCode = (issue: v.BaseIssue<unknown>, field: string) => string |
  */
 export function parseOrThrow<S extends v.GenericSchema>(schema: S, input: unknown, prefix = '', codeOf?: IssueCode): v.InferOutput<S> {
   assertSafeInput(input, prefix);
+  return parseChecked(schema, input, prefix, codeOf);
+}
+
+/** parseOrThrow for input that already passed assertSafeInput (one walk for several schemas of one input). */
+export function parseChecked<S extends v.GenericSchema>(schema: S, input: unknown, prefix = '', codeOf?: IssueCode): v.InferOutput<S> {
   const result = v.safeParse(schema, input, { abortPipeEarly: true });
   if (result.success) return result.output;
   const { field, message } = describeIssues(result.issues, prefix);

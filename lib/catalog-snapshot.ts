@@ -68,11 +68,12 @@ export class CatalogSnapshot<T> {
   /**
    * Follow change notifications on `channel` from every instance: each one (and a reconnect of the
    * listening connection) marks the copy stale and starts a reload in the background, so readers
-   * rarely wait. Resolves to the unsubscribe function.
+   * rarely wait; `changed` runs too (state derived from the catalog). Resolves to the unsubscribe function.
    */
-  follow(db: DatabasePort, channel: string, logger: Logger): Promise<() => Promise<void>> {
+  follow(db: DatabasePort, channel: string, logger: Logger, changed?: () => void): Promise<() => Promise<void>> {
     const reload = () => {
       this.invalidate();
+      changed?.();
       this.get().catch((error) => logger.error({ err: error, channel }, 'catalog reload failed; retried on the next read'));
     };
     return db.listen(channel, reload, () => {

@@ -27,6 +27,12 @@ export interface Migration {
  */
 export interface DatabasePort extends Queryable {
   readonly kind: 'postgres' | 'pglite';
+  /**
+   * Every client of the database lives in this process (PGlite: embedded, its data directory
+   * locked to one process). A NOTIFY then reaches this process's listeners before the writing call
+   * returns, so a copy kept current by notifications is exact without a read to confirm it.
+   */
+  readonly local: boolean;
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   migrate(owner: string, migrations: readonly Migration[]): Promise<void>;
   /**

@@ -45,7 +45,14 @@ export interface IdempotencyPort {
    * the key exists, what it holds (a concurrent uncommitted record is waited for): the caller must
    * roll `tx` back and answer that instead. Raises CONFLICT and EXPIRED as `begin` does.
    */
-  record(tx: Queryable, principalId: string, key: string, taskName: string, payloadHash: string, response: Json): Promise<{ kind: 'recorded' } | IdempotencyFound>;
+  record(
+    tx: Queryable,
+    principalId: string,
+    key: string,
+    taskName: string,
+    payloadHash: string,
+    response: Json,
+  ): Promise<{ kind: 'recorded' } | IdempotencyFound>;
   /**
    * What the key holds now, claiming nothing (`none` when unused): a transactional call that failed
    * asks whether a duplicate completed meanwhile (its failure may be that duplicate's doing, such as

@@ -5,6 +5,18 @@
  */
 export function accepts(header: string | null, type: string, explicit = false): boolean {
   if (header === null || header.trim() === '') return !explicit;
+  // Clients send the same few headers on every request.
+  const key = `${explicit ? '!' : ''}${type}\n${header}`;
+  let answer = answers.get(key);
+  if (answer === undefined) {
+    if (answers.size >= 256) answers.clear();
+    answers.set(key, (answer = decide(header, type, explicit)));
+  }
+  return answer;
+}
+const answers = new Map<string, boolean>();
+
+function decide(header: string, type: string, explicit: boolean): boolean {
   const [major] = type.split('/');
   let weight: number | null = null;
   let specificity = -1;

@@ -36,7 +36,11 @@ export default definePlugin({
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
   init({ db, clock, verifier }, kernel) {
-    const tokens = kernel.options.testTokens.map((t) => ({ hash: hashKey(t.token), ...t }));
+    // A stable UUID derived from each token, so ownership columns typed uuid accept it.
+    const tokens = kernel.options.testTokens.map((t) => {
+      const hash = hashKey(t.token);
+      return { hash, orgId: derivedUuid(hash), ...t };
+    });
     // When this instance last recorded each key's use: skips the UPDATE on most requests.
     const touched = new Map<string, number>();
     const cache = new CredentialCache();
@@ -60,11 +64,7 @@ export default definePlugin({
         // Compare digests (fixed length) in constant time; every configured token is checked.
         let match: (typeof tokens)[number] | undefined;
         for (const t of tokens) if (timingSafeEqual(hash, t.hash)) match = t;
-        if (match) {
-          // A stable UUID derived from the token, so ownership columns typed uuid accept it.
-          const orgId = derivedUuid(match.hash);
-          return { id: `test:${orgId}`, orgId, orgName: match.name, tier: match.tier, kind: 'test_token' };
-        }
+        if (match) return { id: `test:${match.orgId}`, orgId: match.orgId, orgName: match.name, tier: match.tier, kind: 'test_token' };
         // Keyed by the digest, like the index probe: lookup timing says nothing usable about stored keys.
         const found = await cache.get(`key:${hash.toString('hex')}`, () => principalForKey(db, hash));
         if (!found) return null;

@@ -132,14 +132,10 @@ export class DbIdempotency implements IdempotencyPort {
   /** What an existing key means for a caller with this task and payload: replay or busy, or EXPIRED/CONFLICT. */
   private verdict(row: KeyRow, taskName: string, payloadHash: string, now: Date): IdempotencyFound {
     if (new Date(row.expires_at).getTime() <= now.getTime()) {
-      throw new ProtocolError(
-        'IDEMPOTENCY_EXPIRED',
-        `idempotency_key was first used more than ${this.replayTtlSeconds} s ago; its replay window has passed`,
-        {
-          suggestion: 'Use a new idempotency_key for a new request',
-          recovery: 'correctable',
-        },
-      );
+      throw new ProtocolError('IDEMPOTENCY_EXPIRED', `idempotency_key was first used more than ${this.replayTtlSeconds} s ago; its replay window has passed`, {
+        suggestion: 'Use a new idempotency_key for a new request',
+        recovery: 'correctable',
+      });
     }
     if (row.payload_hash !== payloadHash || row.task_name !== taskName) {
       // A conflict carries only code, message and recovery (SUPPLEMENT "Tasks").

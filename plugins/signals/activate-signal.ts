@@ -5,6 +5,7 @@ import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
 import { agentKey, platformKey, type ActivationRow, type DestinationRow, type SignalRow } from './catalog.ts';
 import type { SignalsCatalog } from './memory-catalog.ts';
+import type { ActivationReads } from './activation-reads.ts';
 import { activateSignalInput, type Destination } from './inputs.ts';
 import { signalsError, type SignalsErrorItem } from './errors.ts';
 import { activationKey, agentAccess, deployment, destKey, minutesFor, pricingOptions, type RenderOptions } from './render.ts';
@@ -77,7 +78,7 @@ async function refuse(q: Queryable, catalog: SignalsCatalog, version: string, er
   throw error;
 }
 
-export function activateSignalTask(db: DatabasePort, ids: IdsPort, catalog: SignalsCatalog, options: ActivationOptions) {
+export function activateSignalTask(db: DatabasePort, ids: IdsPort, catalog: SignalsCatalog, reads: ActivationReads, options: ActivationOptions) {
   return defineTask({
     name: 'activate_signal',
     description:
@@ -132,11 +133,14 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, catalog: Sign
       }
 
       if (input.action === 'deactivate') {
-        const removed = await q.query(sql`
+        const [removed] = await Promise.all([
+          q.query(sql`
           DELETE FROM signal_activations
           WHERE principal_id = ${principal.id}::text AND signal_id = ${signal.id}::text AND destination_key = ANY(${keys}::text[])
             AND ${atCopy(copy.version)}
-          RETURNING destination_key`);
+          RETURNING destination_key`),
+          reads.changed(q, principal.id),
+        ]);
         if (removed.length < keys.length) await confirmCopy(q, catalog, copy.version);
         return { deployments: targets.map((d) => deployment(d, minutesFor(signal, d, options) ?? 0)) };
       }
@@ -162,17 +166,19 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, catalog: Sign
         // every target, issued with the task record's (one round trip).
         within: async (wtx) => {
           const values = rows.map(
-            (r) =>
-              sql`(${r.id}::uuid, ${r.destination}::text, ${r.d}::jsonb, ${r.key}::jsonb, ${r.minutes}::numeric, ${r.readyAt}::timestamptz)`,
+            (r) => sql`(${r.id}::uuid, ${r.destination}::text, ${r.d}::jsonb, ${r.key}::jsonb, ${r.minutes}::numeric, ${r.readyAt}::timestamptz)`,
           );
-          const inserted = await wtx.query<{ destination_key: string }>(sql`
+          const [inserted] = await Promise.all([
+            wtx.query<{ destination_key: string }>(sql`
             INSERT INTO signal_activations (id, signal_id, principal_id, destination_key, destination, status, activation_key, estimated_minutes, ready_at, created_at)
             SELECT r.id, ${signal.id}::text, ${principal.id}::text, r.destination_key, r.destination, 'pending', r.activation_key,
                    r.estimated_minutes, r.ready_at, ${now}::timestamptz
             FROM (VALUES ${sql.join(values)}) AS r(id, destination_key, destination, activation_key, estimated_minutes, ready_at)
             WHERE ${atCopy(copy.version)}
             ON CONFLICT (signal_id, principal_id, destination_key) DO NOTHING
-            RETURNING destination_key`);
+            RETURNING destination_key`),
+            reads.changed(wtx, principal.id),
+          ]);
           if (inserted.length < rows.length) await confirmCopy(wtx, catalog, copy.version);
           const added = new Set(inserted.map((r) => r.destination_key));
           const taken = rows.flatMap((r, i) => (added.has(r.destination) ? [] : [i]));
@@ -205,19 +211,24 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, catalog: Sign
       if (latest > now.getTime()) return reschedule({ state, runAt: new Date(latest), status: 'working', message: 'Waiting for the platforms to confirm' });
       const [signal] = await db.query<SignalRow>(sql`SELECT id FROM signals WHERE id = ${state.signal_id as string}::text`);
       if (!signal) throw signalsError([{ code: 'ACTIVATION_FAILED', message: 'The signal was removed from the catalog during activation' }]);
-      const deployments: Json[] = [];
-      for (const r of rows) {
-        const d = r.destination as unknown as Destination;
-        // Idempotent: a step re-run after a crash keeps the key and time already recorded.
-        const [live] = await db.query<ActivationRow>(sql`
-          UPDATE signal_activations
-          SET status = 'live',
-              activation_key = COALESCE(activation_key, ${activationKey(namespace, signal.id, d, principalId)}::jsonb),
-              deployed_at = COALESCE(deployed_at, ${now}::timestamptz)
-          WHERE id = ${r.id}::uuid
-          RETURNING id::text, signal_id, destination_key, destination, status, activation_key, estimated_minutes, deployed_at`);
-        deployments.push(deployment(d, Number(r.estimated_minutes), live));
-      }
+      // Every target goes live together, announced with the change.
+      const deployments: Json[] = await db.transaction(async (tx) => {
+        const out: Json[] = [];
+        for (const r of rows) {
+          const d = r.destination as unknown as Destination;
+          // Idempotent: a step re-run after a crash keeps the key and time already recorded.
+          const [live] = await tx.query<ActivationRow>(sql`
+            UPDATE signal_activations
+            SET status = 'live',
+                activation_key = COALESCE(activation_key, ${activationKey(namespace, signal.id, d, principalId)}::jsonb),
+                deployed_at = COALESCE(deployed_at, ${now}::timestamptz)
+            WHERE id = ${r.id}::uuid
+            RETURNING id::text, signal_id, destination_key, destination, status, activation_key, estimated_minutes, deployed_at`);
+          out.push(deployment(d, Number(r.estimated_minutes), live));
+        }
+        await reads.changed(tx, principalId);
+        return out;
+      });
       return { deployments };
     },
   });

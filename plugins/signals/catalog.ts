@@ -152,6 +152,17 @@ export async function countSignals(db: Queryable): Promise<number> {
  * (`shop` finds `shoppers`), shorter ones only exactly (`new` must not find `news`).
  */
 export function specQuery(spec: string): string {
+  let query = specQueries.get(spec);
+  if (query === undefined) {
+    if (specQueries.size >= 1000) specQueries.clear(); // bounded; a miss only costs recomputing
+    specQueries.set(spec, (query = specQueryOf(spec)));
+  }
+  return query;
+}
+/** Specs seen recently: the same few are asked again and again. */
+const specQueries = new Map<string, string>();
+
+function specQueryOf(spec: string): string {
   const words = [...new Set(spec.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].filter((w) => w.length > 1).slice(0, 32);
   return words.map((w) => (w.length >= 4 ? `${w}:*` : w)).join(' | ');
 }
@@ -240,22 +251,38 @@ export async function searchSignalsSql(
   return { rows, activations, hasMore };
 }
 
+/** Which activations a get_signals answer needs: the caller's, of the signals on its page. */
+export interface ActivationsWanted {
+  principalId: string;
+  signalIds: string[];
+}
+
 /**
- * The caller's activations of the given signals (in no particular order) and the catalog version,
- * read together: an answer from memory is exact when that version is the one its copy was loaded at.
+ * The activations several answers need (each caller's of its page's signals; in no particular
+ * order, each with its principal) and the catalog version, read together in one query: an answer
+ * from memory is exact when that version is the one its copy was loaded at.
  */
 export async function activationsAndVersion(
   db: Queryable,
-  principalId: string,
-  signalIds: string[],
-): Promise<{ version: string; activations: ActivationRow[] }> {
-  const [row] = await db.query<{ version: string; activations: ActivationRow[] }>(sql`
+  wanted: readonly ActivationsWanted[],
+): Promise<{ version: string; activations: (ActivationRow & { principal_id: string })[] }> {
+  const pairs = wanted.flatMap((w) => w.signalIds.map((id) => [w.principalId, id] as const));
+  const [row] = await db.query<{ version: string; activations: (ActivationRow & { principal_id: string })[] }>(sql`
     SELECT (SELECT version::text FROM signal_catalog_version) AS version, COALESCE((
-      SELECT jsonb_agg(jsonb_build_object('id', a.id::text, 'signal_id', a.signal_id, 'destination_key', a.destination_key,
-        'destination', a.destination, 'status', a.status, 'activation_key', a.activation_key,
+      SELECT jsonb_agg(jsonb_build_object('principal_id', a.principal_id, 'id', a.id::text, 'signal_id', a.signal_id,
+        'destination_key', a.destination_key, 'destination', a.destination, 'status', a.status, 'activation_key', a.activation_key,
         'estimated_minutes', a.estimated_minutes, 'deployed_at', a.deployed_at))
-      FROM signal_activations a WHERE a.principal_id = ${principalId}::text AND a.signal_id = ANY(${signalIds}::text[])), '[]'::jsonb) AS activations`);
-  return { version: row!.version, activations: row!.activations };
+      FROM signal_activations a
+      WHERE (a.principal_id, a.signal_id) IN (SELECT * FROM unnest(${pairs.map((p) => p[0])}::text[], ${pairs.map((p) => p[1])}::text[]))),
+      '[]'::jsonb) AS activations`);
+  return row!;
+}
+
+/** Up to `limit` of a principal's activations (a local copy's load). */
+export function activationsOf(db: Queryable, principalId: string, limit: number): Promise<ActivationRow[]> {
+  return db.query<ActivationRow>(sql`
+    SELECT id::text, signal_id, destination_key, destination, status, activation_key, estimated_minutes, deployed_at
+    FROM signal_activations WHERE principal_id = ${principalId}::text LIMIT ${limit}::int`);
 }
 
 export async function findDestinations(db: Queryable, keys: string[]): Promise<Map<string, DestinationRow>> {

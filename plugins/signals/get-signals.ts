@@ -3,7 +3,6 @@ import { defineTask } from '../../core/task.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import { normalizeAgentUrl } from '../../lib/urls.ts';
 import {
-  activationsAndVersion,
   agentKey,
   findDestinations,
   searchSignalsSql,
@@ -14,6 +13,7 @@ import {
   type SignalLookup,
 } from './catalog.ts';
 import { queryOf, type SignalsCatalog } from './memory-catalog.ts';
+import type { ActivationReads } from './activation-reads.ts';
 import { decodeCursor, encodeCursor, fingerprintOf } from './cursor.ts';
 import { getSignalsInput, type Destination, type GetSignalsInput } from './inputs.ts';
 import { agentAccess, renderSignal, type RenderOptions } from './render.ts';
@@ -48,7 +48,7 @@ const MEMORY_ATTEMPTS = 3;
 
 type Answer = { rows: RankedSignal[]; activations: ActivationRow[]; hasMore: boolean };
 
-export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, options: RenderOptions) {
+export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, reads: ActivationReads, options: RenderOptions) {
   return defineTask({
     name: 'get_signals',
     description:
@@ -110,13 +110,15 @@ export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, option
           return page && { ...page, activations: [] };
         });
         if (!fromMemory) break;
-        // One query per answer: the caller's activations, and the version proving the copy current.
-        const { version, activations } = await activationsAndVersion(
-          db,
+        // The caller's activations, and what proves the copy current: the catalog version read with
+        // them (one query per round of requests), or on a local database the copy still being the
+        // current one (notifications arrive before a writing call returns).
+        const { version, activations } = await reads.read(
           principal.id,
           fromMemory.rows.map((r) => r.id),
         );
-        if (version === snapshot.version) result = { ...fromMemory, activations };
+        const current = version === null ? catalog.snapshot.fresh && catalog.snapshot.peek() === snapshot : version === snapshot.version;
+        if (current) result = { ...fromMemory, activations };
         // A write committed after the copy was loaded and its notification is not here yet (or was lost).
         else if (catalog.snapshot.peek() === snapshot) await catalog.snapshot.refresh();
       }

@@ -15,6 +15,7 @@ import { TaskStore } from '../../core/ports/tasks.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
 import { signalsScenarios } from './test-controls.ts';
 import { SignalsCatalog } from './memory-catalog.ts';
+import { ActivationReads } from './activation-reads.ts';
 
 export const DEFAULT_SEED = join(import.meta.dir, 'seed.json');
 
@@ -48,11 +49,12 @@ export default definePlugin({
     };
     // get_signals answers from this copy of the catalog; every instance reloads it on change notifications.
     const catalog = new SignalsCatalog(db);
-    let unfollow: (() => Promise<void>) | undefined;
-    tasks.add(getSignalsTask(db, catalog, taskOptions), activateSignalTask(db, ids, catalog, taskOptions));
+    const reads = new ActivationReads(db);
+    const unfollow: Array<() => Promise<void>> = [];
+    tasks.add(getSignalsTask(db, catalog, reads, taskOptions), activateSignalTask(db, ids, catalog, reads, taskOptions));
     const block: Json = { discovery_modes: ['brief'], features: { catalog_signals: true } };
     tasks.declareCapability({ protocol: 'signals', block: { signals: block } });
-    controller?.register(...signalsScenarios(db, clock, store));
+    controller?.register(...signalsScenarios(db, clock, store, reads));
     return {
       async start() {
         if (options.seed && (await countSignals(db)) === 0) {
@@ -64,11 +66,11 @@ export default definePlugin({
           sql`SELECT DISTINCT data_provider_domain AS d FROM signals WHERE data_provider_domain IS NOT NULL ORDER BY 1`,
         );
         if (domains.length) block.data_provider_domains = domains.map((r) => r.d);
-        unfollow = await catalog.follow(kernel.logger);
+        unfollow.push(await catalog.follow(kernel.logger, () => reads.dropAll()), await reads.follow(kernel.logger));
         await catalog.snapshot.get();
       },
       async stop() {
-        await unfollow?.();
+        await Promise.all(unfollow.map((stop) => stop()));
       },
     };
   },

@@ -128,9 +128,10 @@ export class SignalsCatalog {
     return row && (row.owner_org === null || row.owner_org === orgId.toLowerCase()) ? row : null;
   }
 
-  async follow(logger: Logger): Promise<() => Promise<void>> {
+  /** Reload on every change announcement; `changed` also runs for each (and for a reconnect). */
+  async follow(logger: Logger, changed?: () => void): Promise<() => Promise<void>> {
     const [row] = await this.db.query<{ channel: string }>(sql`SELECT ${CATALOG_CHANNEL} AS channel`);
-    return this.snapshot.follow(this.db, row!.channel, logger);
+    return this.snapshot.follow(this.db, row!.channel, logger, changed);
   }
 
   /** The distinct operands of the spec's query as the database parses it; null when not an OR query. */

@@ -4,13 +4,14 @@ import type { DatabasePort } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { TaskStorePort } from '../../core/ports/tasks.ts';
 import { defineScenario, ScenarioError, type TestScenario } from '../../core/ports/test-controller.ts';
+import type { ActivationReads } from './activation-reads.ts';
 
 /**
  * `force_signal_activation_status`: the caller's pending activations of a signal go live now
  * (get_signals shows them live at once); with the activation's `task_id` the task also completes
  * at the worker's next run, sending its webhook, instead of at the platform's estimate.
  */
-export function signalsScenarios(db: DatabasePort, clock: ClockPort, store: TaskStorePort | undefined): TestScenario[] {
+export function signalsScenarios(db: DatabasePort, clock: ClockPort, store: TaskStorePort | undefined, reads: ActivationReads): TestScenario[] {
   return [
     defineScenario({
       name: 'force_signal_activation_status',
@@ -35,6 +36,7 @@ export function signalsScenarios(db: DatabasePort, clock: ClockPort, store: Task
           const updated =
             await tx.query(sql`UPDATE signal_activations SET status = 'live', ready_at = ${now}::timestamptz, deployed_at = COALESCE(deployed_at, ${now}::timestamptz)
             WHERE principal_id = ${principal.id}::text AND signal_id = ${params.signal_agent_segment_id}::text AND status = 'pending' RETURNING id`);
+          await reads.changed(tx, principal.id);
           return updated.length;
         });
         if (task && store && (task.status === 'submitted' || task.status === 'working')) await store.update(task.id, { runAt: now });

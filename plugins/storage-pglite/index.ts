@@ -70,6 +70,7 @@ export function createPgliteDatabase(options: PgliteOptions, logger?: Logger): D
   };
   return {
     kind: 'pglite',
+    local: true,
     query<T>(statement: SqlFragment) {
       return scoped((db) => wrap(db).query<T>(statement));
     },

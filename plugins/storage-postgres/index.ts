@@ -82,6 +82,7 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
   const base = wrap(pool);
   return {
     kind: 'postgres',
+    local: false,
     async query<T>(statement: SqlFragment) {
       await ensureSchema();
       return timed(base.query<T>(statement), patienceMs);

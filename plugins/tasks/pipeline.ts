@@ -1,7 +1,16 @@
 import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
-import { parseOrThrow } from '../../core/validation.ts';
-import { isDeferral, requestContext, StaleReadError, type Deferral, type Json, type RegisteredTask, type TaskContext, type TaskRegistry } from '../../core/task.ts';
+import { assertSafeInput, parseChecked, parseOrThrow } from '../../core/validation.ts';
+import {
+  isDeferral,
+  requestContext,
+  StaleReadError,
+  type Deferral,
+  type Json,
+  type RegisteredTask,
+  type TaskContext,
+  type TaskRegistry,
+} from '../../core/task.ts';
 import type { Logger } from '../../core/log.ts';
 import { authenticateRequest, type AuthPort, type Principal } from '../../core/ports/auth.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
@@ -185,9 +194,10 @@ export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<Ta
     const principal = call.admitted ? admittedPrincipal(call.admitted.principal, task) : await taskPrincipal(deps.auth, call.authorization, task.auth);
     if (typeof raw !== 'object' || Array.isArray(raw)) throw new ProtocolError('INVALID_REQUEST', 'arguments: must be a JSON object', { field: 'arguments' });
     const rawInput = raw as Json;
-    const envelope = parseOrThrow(deps.options.requireOperationId ? ENVELOPES.required : ENVELOPES.optional, rawInput);
+    assertSafeInput(rawInput);
+    const envelope = parseChecked(deps.options.requireOperationId ? ENVELOPES.required : ENVELOPES.optional, rawInput);
     context = envelope.context;
-    const input = parseOrThrow(task.input, rawInput, '', task.inputIssueCode);
+    const input = parseChecked(task.input, rawInput, '', task.inputIssueCode);
     const a2aPush = checkRegistrations(deps, task, envelope.push_notification_config, call.a2aPush);
 
     const ctx: TaskContext<unknown> = {

@@ -152,5 +152,23 @@ export function databaseContract(name: string, make: () => Promise<DatabaseSubje
       expect(seen).toEqual(['committed']);
       await stop();
     });
+
+    test('a local database delivers a NOTIFY before the writing call returns (what `local` promises)', async () => {
+      const db = subject.port;
+      const seen: string[] = [];
+      const channel = `contract_local_${process.pid}`;
+      const stop = await db.listen(channel, (p) => seen.push(p));
+      await db.transaction(async (tx) => {
+        await tx.query(sql`SELECT pg_notify(${channel}::text, ${'in-transaction'}::text)`);
+      });
+      const afterTransaction = [...seen];
+      await db.query(sql`SELECT pg_notify(${channel}::text, ${'autocommit'}::text)`);
+      const afterStatement = [...seen];
+      await stop();
+      // A shared database promises nothing about timing, so it must not claim `local`.
+      if (!db.local) return expect(db.kind).toBe('postgres');
+      expect(afterTransaction).toEqual(['in-transaction']);
+      expect(afterStatement).toEqual(['in-transaction', 'autocommit']);
+    });
   });
 }

@@ -75,7 +75,10 @@ forEachDatabase<SignalsServer>(
     test('a platform closed to the caller elsewhere refuses the activation', async () => {
       const s = get();
       const db = s.server.deployment.get(Database);
-      await silently(db, sql`UPDATE signal_destinations SET allowed_orgs = ARRAY['0195f0c0-0000-7000-8000-0000000000aa']::uuid[] WHERE key = 'platform:amazon-dsp'`);
+      await silently(
+        db,
+        sql`UPDATE signal_destinations SET allowed_orgs = ARRAY['0195f0c0-0000-7000-8000-0000000000aa']::uuid[] WHERE key = 'platform:amazon-dsp'`,
+      );
       const before = await rows(db);
       const answer = await restClient(s.server, TOKEN).call('activate_signal', {
         signal_agent_segment_id: SEED_SIGNAL,
@@ -91,7 +94,11 @@ forEachDatabase<SignalsServer>(
       const db = s.server.deployment.get(Database);
       await silently(db, copySignal('sig_copy_retired'));
       const client = restClient(s.server, TOKEN);
-      const args = { signal_agent_segment_id: 'sig_copy_retired', deployments: [{ type: 'platform', platform: 'xandr' }], idempotency_key: 'copy-retired-retry-0001' };
+      const args = {
+        signal_agent_segment_id: 'sig_copy_retired',
+        deployments: [{ type: 'platform', platform: 'xandr' }],
+        idempotency_key: 'copy-retired-retry-0001',
+      };
       const first = await client.call('activate_signal', args);
       expect(first.body.status).toBe('submitted');
       await silently(db, sql`UPDATE signals SET owner_org = '0195f0c0-0000-7000-8000-0000000000bb'::uuid WHERE id = 'sig_copy_retired'`);

@@ -154,13 +154,9 @@ for (const adapter of adapterNames()) {
       if (!query && !f.lookups?.length) return { rows: [], activations: [], hasMore: false };
       const page = catalog.search(snapshot, f, query ? await catalog.operands(query) : []);
       if (!page) return null;
-      const { version, activations } = await activationsAndVersion(
-        db,
-        PRINCIPAL,
-        page.rows.map((r) => r.id),
-      );
+      const { version, activations } = await activationsAndVersion(db, [{ principalId: PRINCIPAL, signalIds: page.rows.map((r) => r.id) }]);
       expect(version).toBe(snapshot.version);
-      return { ...page, activations };
+      return { ...page, activations: activations.map(({ principal_id: _p, ...a }) => a) };
     }
 
     const byId = (xs: { id: string }[]) => [...xs].sort((a, b) => (a.id < b.id ? -1 : 1));

@@ -5,6 +5,8 @@
  * With `WORKERS` > 1 (default: one per core) this process also starts and supervises the other
  * workers serving the same port (hosts/workers.ts); a worker runs this same file.
  */
+// First: it may replace this process (same pid) to apply MEMORY_BUDGET_MB before anything loads.
+import './memory-budget.ts';
 import 'reflect-metadata';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';

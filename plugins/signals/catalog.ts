@@ -266,14 +266,16 @@ export async function activationsAndVersion(
   db: Queryable,
   wanted: readonly ActivationsWanted[],
 ): Promise<{ version: string; activations: (ActivationRow & { principal_id: string })[] }> {
-  const pairs = wanted.flatMap((w) => w.signalIds.map((id) => [w.principalId, id] as const));
+  // One JSON parameter ([[principal, [signal ids]], ...]): serialized natively, where text arrays are escaped element by element.
+  const pairs = wanted.map((w) => [w.principalId, w.signalIds]);
   const [row] = await db.query<{ version: string; activations: (ActivationRow & { principal_id: string })[] }>(sql`
     SELECT (SELECT version::text FROM signal_catalog_version) AS version, COALESCE((
       SELECT jsonb_agg(jsonb_build_object('principal_id', a.principal_id, 'id', a.id::text, 'signal_id', a.signal_id,
         'destination_key', a.destination_key, 'destination', a.destination, 'status', a.status, 'activation_key', a.activation_key,
         'estimated_minutes', a.estimated_minutes, 'deployed_at', a.deployed_at))
       FROM signal_activations a
-      WHERE (a.principal_id, a.signal_id) IN (SELECT * FROM unnest(${pairs.map((p) => p[0])}::text[], ${pairs.map((p) => p[1])}::text[]))),
+      WHERE (a.principal_id, a.signal_id) IN (
+        SELECT w->>0, s FROM jsonb_array_elements(${pairs}::jsonb) AS w, jsonb_array_elements_text(w->1) AS s)),
       '[]'::jsonb) AS activations`);
   return row!;
 }

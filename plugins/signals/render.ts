@@ -82,13 +82,25 @@ export function pricingOptions(signal: SignalRow): Json[] {
   ];
 }
 
-export function renderSignal(signal: SignalRow, targets: Destination[] | undefined, activations: ActivationRow[], options: RenderOptions): Json {
-  const byKey = new Map(activations.filter((a) => a.signal_id === signal.id).map((a) => [a.destination_key, a]));
-  const wanted: Destination[] = targets?.length
-    ? targets.filter((d) => minutesFor(signal, d, options) !== null)
-    : signal.platforms.map((p) => ({ type: 'platform' as const, platform: p.platform }));
-  const out: Json = {
-    ...identity(signal, options.agentUrl),
+/** A signal's members that depend on nothing but the signal (and this agent's URL), around `deployments`. */
+interface StaticParts {
+  agentUrl: string;
+  head: Json;
+  tail: Json;
+}
+
+/**
+ * Per catalog row (a copy's rows are never modified): built once and shared by every answer, so
+ * read-only by convention, like the copy itself (not frozen: JSON.stringify takes a slow path on
+ * frozen objects).
+ */
+const staticParts = new WeakMap<SignalRow, StaticParts>();
+
+function partsOf(signal: SignalRow, agentUrl: string): StaticParts {
+  const known = staticParts.get(signal);
+  if (known?.agentUrl === agentUrl) return known;
+  const head: Json = {
+    ...identity(signal, agentUrl),
     signal_agent_segment_id: signal.id,
     name: signal.name,
     description: signal.description,
@@ -96,10 +108,29 @@ export function renderSignal(signal: SignalRow, targets: Destination[] | undefin
     signal_type: signal.signal_type,
     data_provider: signal.data_provider,
     coverage_percentage: Number(signal.coverage_percentage),
-    deployments: wanted.map((d) => deployment(d, minutesFor(signal, d, options) ?? 0, byKey.get(destKey(d)))),
-    pricing_options: pricingOptions(signal),
   };
-  if (signal.cpm !== null && signal.currency) out.pricing = { cpm: Number(signal.cpm), currency: signal.currency };
-  if (signal.countries.length) out.countries = signal.countries;
-  return out;
+  const tail: Json = { pricing_options: pricingOptions(signal) };
+  if (signal.cpm !== null && signal.currency) tail.pricing = { cpm: Number(signal.cpm), currency: signal.currency };
+  if (signal.countries.length) tail.countries = [...signal.countries];
+  const parts = { agentUrl, head, tail };
+  staticParts.set(signal, parts);
+  return parts;
+}
+
+export function renderSignal(signal: SignalRow, targets: Destination[] | undefined, activations: ActivationRow[], options: RenderOptions): Json {
+  const { head, tail } = partsOf(signal, options.agentUrl);
+  const byKey = activations.length ? new Map(activations.filter((a) => a.signal_id === signal.id).map((a) => [a.destination_key, a])) : null;
+  const deployments: Json[] = [];
+  if (targets?.length) {
+    for (const d of targets) {
+      const minutes = minutesFor(signal, d, options);
+      if (minutes !== null) deployments.push(deployment(d, minutes, byKey?.get(destKey(d))));
+    }
+  } else {
+    for (const p of signal.platforms) {
+      const d: Destination = { type: 'platform', platform: p.platform };
+      deployments.push(deployment(d, minutesFor(signal, d, options) ?? 0, byKey?.get(destKey(d))));
+    }
+  }
+  return { ...head, deployments, ...tail };
 }

@@ -3,6 +3,8 @@
  * BENCH_SCHEMA), served on a free loopback port printed as `PORT=<n>`. Spawned by
  * agent-search.bench.ts so load generation and the server do not share a process.
  */
+// As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
+import '../../hosts/memory-budget.ts';
 import 'reflect-metadata';
 import { assemble } from '../../core/deployment.ts';
 import { definePreset } from '../../core/config.ts';

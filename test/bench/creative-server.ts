@@ -4,6 +4,8 @@
  * BENCH_PREVIEW_BODY, content type BENCH_CONTENT_TYPE); otherwise the creative agent over MCP on
  * the storage named by BENCH_STORAGE (pglite | postgres). Prints `READY <port>` once listening.
  */
+// As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
+import '../../hosts/memory-budget.ts';
 import 'reflect-metadata';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -3,6 +3,8 @@
  * agent in the same deployment (database catalog, simulated ad server, webhooks off), REST tasks,
  * on PGlite or Postgres (BENCH_STORAGE, schema BENCH_SCHEMA). Prints `READY <port>` once listening.
  */
+// As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
+import '../../hosts/memory-budget.ts';
 import 'reflect-metadata';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

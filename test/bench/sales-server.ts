@@ -4,6 +4,8 @@
  * server, webhooks off) over MCP and REST on BENCH_STORAGE (pglite | postgres, schema
  * BENCH_SCHEMA). Prints `READY <port>` once listening.
  */
+// As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
+import '../../hosts/memory-budget.ts';
 import 'reflect-metadata';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -5,6 +5,8 @@
  * `BENCH_AUTH=api_key` it also mints an organization API key and prints `READY <port> <key>`, so
  * calls authenticate through the database-backed path instead of a configured test token.
  */
+// As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
+import '../../hosts/memory-budget.ts';
 import 'reflect-metadata';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

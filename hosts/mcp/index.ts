@@ -1,6 +1,5 @@
 import * as v from 'valibot';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { GetTaskRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { definePlugin } from '../../core/plugin.ts';
 import { Http } from '../../core/http.ts';
 import { ProtocolError } from '../../core/errors.ts';
@@ -13,6 +12,7 @@ import { accepts } from './accept.ts';
 import { readMcpBody } from '../shared/mcp-edge.ts';
 import { answer, mirroredResult, plan, type FastHandlers } from '../shared/mcp-fast-path.ts';
 import { sdkServerSide } from '../shared/mcp-sdk-server.ts';
+import { sdkTypes } from '../shared/mcp-protocol.ts';
 
 const mount = v.object({
   /** Where the Streamable HTTP endpoint is served (`/mcp`, `/signals/mcp`). */
@@ -86,8 +86,9 @@ function handlersFor(gateway: TaskGatewayPort, shared: MountShared, authorizatio
 }
 
 /** The SDK server for a request the fast path leaves to it: the shared tools plus MCP-native task polling. */
-function withTasks(server: Server, gateway: TaskGatewayPort, authorization: string | null): Server {
+async function withTasks(server: Server, gateway: TaskGatewayPort, authorization: string | null): Promise<Server> {
   const ns = gateway.namespace;
+  const { GetTaskRequestSchema, McpError } = await sdkTypes();
 
   // MCP-native polling of the task ids our asynchronous calls return; the AdCP status body rides in _meta.
   server.setRequestHandler(GetTaskRequestSchema, async (request) => {
@@ -161,7 +162,7 @@ export default definePlugin({
       const serve = async (request: Request, principal: Principal | null, json: boolean, parsedBody: unknown) => {
         const authorization = request.headers.get('authorization');
         const sdk = await sdkServerSide();
-        const server = withTasks(sdk.server(handlersFor(gateway, shared, authorization, principal)), gateway, authorization);
+        const server = await withTasks(sdk.server(handlersFor(gateway, shared, authorization, principal)), gateway, authorization);
         return sdk.handle(server, request, { json, maxBodyBytes, parsedBody });
       };
       const post = async (request: Request) => {

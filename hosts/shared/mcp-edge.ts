@@ -1,23 +1,64 @@
-import { CallToolRequestSchema, GetTaskRequestSchema, InitializeRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ProtocolError } from '../../core/errors.ts';
 import { parseJsonBytes, readJsonBytes } from '../rest/request.ts';
+import { sdkTypes } from './mcp-protocol.ts';
+
+type ParamsSchema = { safeParse(x: unknown): { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } } };
 
 /** Schemas of the requests this host answers; the SDK would report their failures as -32603 with a validator dump. */
-const PARAMS = new Map<string, { safeParse(x: unknown): { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } } }>([
-  ['initialize', InitializeRequestSchema],
-  ['tools/list', ListToolsRequestSchema],
-  ['tools/call', CallToolRequestSchema],
-  ['tasks/get', GetTaskRequestSchema],
-]);
+async function schemaOf(method: string): Promise<ParamsSchema | undefined> {
+  if (method !== 'initialize' && method !== 'tools/list' && method !== 'tools/call' && method !== 'tasks/get') return undefined;
+  const types = await sdkTypes();
+  return {
+    initialize: types.InitializeRequestSchema,
+    'tools/list': types.ListToolsRequestSchema,
+    'tools/call': types.CallToolRequestSchema,
+    'tasks/get': types.GetTaskRequestSchema,
+  }[method];
+}
 
 const isObject = (x: unknown): x is Record<string, unknown> => !!x && typeof x === 'object' && !Array.isArray(x);
 
-/** A tools/call whose params CallToolRequestSchema accepts as they are (the common case: no zod run per call). */
-function plainToolCall(message: { method?: unknown; params?: unknown }): boolean {
+/** Own keys of `x`, all among `allowed`, each passing `ok`. */
+const only = (x: Record<string, unknown>, allowed: readonly string[], ok: (value: unknown, key: string) => boolean) =>
+  Object.keys(x).every((k) => allowed.includes(k) && ok(x[k], k));
+
+const CAPABILITIES = ['experimental', 'sampling', 'elicitation', 'roots', 'tasks', 'extensions'];
+
+/**
+ * Params the SDK's schema for the method accepts as they are: the shapes nearly every request has,
+ * checked without loading the schemas. Anything else (a malformed or unusual message) is checked by
+ * the schema itself. test/hosts/mcp-protocol.test.ts holds each shape accepted here to the schema's verdict.
+ */
+export function plainParams(message: { method?: unknown; params?: unknown }): boolean {
   const p = message.params;
-  if (message.method !== 'tools/call' || !isObject(p) || typeof p.name !== 'string') return false;
-  if (p.arguments !== undefined && !isObject(p.arguments)) return false;
-  return !('_meta' in p) && !('task' in p);
+  switch (message.method) {
+    case 'tools/call':
+      if (!isObject(p) || typeof p.name !== 'string') return false;
+      if (p.arguments !== undefined && !isObject(p.arguments)) return false;
+      return !('_meta' in p) && !('task' in p);
+    case 'tools/list':
+      return p === undefined || (isObject(p) && only(p, ['cursor'], (v) => typeof v === 'string'));
+    case 'initialize':
+      return (
+        isObject(p) &&
+        only(p, ['protocolVersion', 'capabilities', 'clientInfo'], () => true) &&
+        typeof p.protocolVersion === 'string' &&
+        // Client information: names and version only.
+        isObject(p.clientInfo) &&
+        typeof p.clientInfo.name === 'string' &&
+        typeof p.clientInfo.version === 'string' &&
+        only(p.clientInfo, ['name', 'version', 'title'], (v) => typeof v === 'string') &&
+        // Capabilities: each declared empty, or roots with its listChanged flag.
+        isObject(p.capabilities) &&
+        only(
+          p.capabilities,
+          CAPABILITIES,
+          (c, k) => isObject(c) && (k === 'roots' ? only(c, ['listChanged'], (v) => typeof v === 'boolean') : Object.keys(c).length === 0),
+        )
+      );
+    default:
+      return false;
+  }
 }
 
 const rpcError = (status: number, id: unknown, code: number, message: string) =>
@@ -42,7 +83,7 @@ export async function readMcpBody(request: Request, maxBytes: number): Promise<{
   if (body === undefined) return rpcError(400, null, -32700, 'Parse error: empty body');
   if (body && typeof body === 'object' && !Array.isArray(body)) {
     const message = body as { id?: unknown; method?: unknown };
-    const schema = typeof message.method === 'string' && message.id !== undefined && !plainToolCall(message) ? PARAMS.get(message.method) : undefined;
+    const schema = typeof message.method === 'string' && message.id !== undefined && !plainParams(message) ? await schemaOf(message.method) : undefined;
     const checked = schema?.safeParse(body);
     if (checked && !checked.success) {
       const issue = checked.error?.issues[0];

@@ -1,6 +1,6 @@
-import { CallToolResultSchema, ErrorCode, LATEST_PROTOCOL_VERSION, McpError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js';
+import { INTERNAL_ERROR, INVALID_PARAMS, LATEST_PROTOCOL_VERSION, sdkTypes, SUPPORTED_PROTOCOL_VERSIONS } from './mcp-protocol.ts';
 
 /**
  * The stateless Streamable HTTP answers of the MCP SDK (`Server` + `WebStandardStreamableHTTPServerTransport`,
@@ -71,7 +71,7 @@ export function plan(headers: Headers, body: unknown): FastPlan | null {
 /**
  * The tools/call result as the SDK sends it: it validates the handler's result with CallToolResultSchema
  * and sends the parsed copy. A plain-object structuredContent and text content parse to themselves (same
- * keys, same order); anything else goes through the schema, as in the SDK.
+ * keys, same order); anything else goes through the schema (loaded then), as in the SDK.
  */
 function toolResult(result: Record<string, unknown>): unknown {
   const { content, structuredContent } = result;
@@ -81,11 +81,15 @@ function toolResult(result: Record<string, unknown>): unknown {
     isPlainObject(structuredContent) &&
     !Object.hasOwn(structuredContent, '__proto__') &&
     Object.keys(result).every((k) => k === 'content' || k === 'structuredContent' || (k === 'isError' && typeof result.isError === 'boolean'));
-  if (simple) return result;
+  return simple ? result : parsedResult(result);
+}
+
+async function parsedResult(result: Record<string, unknown>): Promise<unknown> {
+  const { CallToolResultSchema, McpError } = await sdkTypes();
   const parsed = CallToolResultSchema.safeParse(result);
   if (!parsed.success) {
     const error = parsed.error as unknown;
-    throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${error instanceof Error ? error.message : String(error)}`);
+    throw new McpError(INVALID_PARAMS, `Invalid tools/call result: ${error instanceof Error ? error.message : String(error)}`);
   }
   return parsed.data;
 }
@@ -130,7 +134,7 @@ async function messageOf(handlers: FastHandlers, p: Exclude<FastPlan, { kind: 'n
       jsonrpc: '2.0',
       id: p.id,
       error: {
-        code: Number.isSafeInteger(error.code) ? error.code : ErrorCode.InternalError,
+        code: Number.isSafeInteger(error.code) ? error.code : INTERNAL_ERROR,
         message: error.message ?? 'Internal error',
         ...(error.data !== undefined && { data: error.data }),
       },

@@ -77,7 +77,18 @@ export interface DestinationRow {
 }
 
 export const platformKey = (platform: string) => `platform:${platform.toLowerCase()}`;
-export const agentKey = (url: string) => `agent:${normalizeAgentUrl(url) ?? url}`;
+/** An agent URL as the catalog keys it (normalizeAgentUrl; unparsable ones as they are). A call names each a few times: memoized. */
+export function agentUrlKey(url: string): string {
+  let key = agentUrls.get(url);
+  if (key === undefined) {
+    if (agentUrls.size >= 10_000) agentUrls.clear(); // bounded; a miss only costs parsing again
+    agentUrls.set(url, (key = normalizeAgentUrl(url) ?? url));
+  }
+  return key;
+}
+const agentUrls = new Map<string, string>();
+
+export const agentKey = (url: string) => `agent:${agentUrlKey(url)}`;
 
 export const SIGNAL_COLUMNS = sql.raw(
   'id, name, description, signal_type, data_provider, data_provider_domain, coverage_percentage, cpm, currency, tags, countries, owner_org::text, platforms, agents',

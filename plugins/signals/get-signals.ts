@@ -16,7 +16,7 @@ import { queryOf, type SignalsCatalog } from './memory-catalog.ts';
 import type { ActivationReads } from './activation-reads.ts';
 import { decodeCursor, encodeCursor, fingerprintOf } from './cursor.ts';
 import { getSignalsInput, type Destination, type GetSignalsInput } from './inputs.ts';
-import { agentAccess, renderSignal, type RenderOptions } from './render.ts';
+import { agentAccess, renderSignal, type RenderCache, type RenderOptions } from './render.ts';
 
 /** AdCP's default page size; no page is larger than 100. */
 const DEFAULT_PAGE = 50;
@@ -101,6 +101,8 @@ export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, reads:
       };
 
       let result: Awaited<ReturnType<typeof answer>> = null;
+      /** The copy an answer from memory came from (its render cache). */
+      let source: RenderCache | undefined;
       for (let attempt = 0; attempt < MEMORY_ATTEMPTS && !result; attempt++) {
         const snapshot = await catalog.snapshot.get();
         const fromMemory = await answer(snapshot.destinations, async (f) => {
@@ -118,7 +120,10 @@ export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, reads:
           fromMemory.rows.map((r) => r.id),
         );
         const current = version === null ? catalog.snapshot.fresh && catalog.snapshot.peek() === snapshot : version === snapshot.version;
-        if (current) result = { ...fromMemory, activations };
+        if (current) {
+          result = { ...fromMemory, activations };
+          source = snapshot.rendered;
+        }
         // A write committed after the copy was loaded and its notification is not here yet (or was lost).
         else if (catalog.snapshot.peek() === snapshot) await catalog.snapshot.refresh();
       }
@@ -135,7 +140,7 @@ export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, reads:
       const { rows, activations, hasMore, targets, fingerprint } = result!;
       const last = rows[rows.length - 1];
       return {
-        signals: rows.map((r) => renderSignal(r, targets, activations, options)),
+        signals: rows.map((r) => renderSignal(r, targets, activations, options, source)),
         // Activation state is the caller's: such an answer (or one for an account) is not shareable.
         cache_scope: input.account || activations.length ? 'account' : 'public',
         pagination: hasMore && last ? { has_more: true, cursor: encodeCursor(last.sortKey, fingerprint) } : { has_more: false },

@@ -5,6 +5,7 @@ import { CatalogSnapshot } from '../../lib/catalog-snapshot.ts';
 import { TtlCache } from '../../lib/cache.ts';
 import { StaleReadError } from '../../core/task.ts';
 import { CATALOG_CHANNEL, SIGNAL_COLUMNS, specQuery, type DestinationRow, type RankedSignal, type SearchFilters, type SignalRow } from './catalog.ts';
+import type { RenderCache } from './render.ts';
 import { addTerm, compareLexemes, finishRank, lexemeTerm, parseOrQuery, parseTsvector, type QueryOperand } from './ts-rank.ts';
 
 interface Entry {
@@ -33,6 +34,8 @@ export interface Catalog {
   postings: Map<string, Posting[]>;
   lexemes: string[];
   destinations: Map<string, DestinationRow>;
+  /** Answer members built from this copy's rows (one agent URL per deployment). */
+  rendered: RenderCache;
 }
 
 /** Read the version first: data read after it is at least that new, so an equal version later means no write since. */
@@ -68,6 +71,7 @@ export async function loadCatalog(db: Queryable): Promise<Catalog> {
     postings,
     lexemes: [...postings.keys()].sort(compareLexemes),
     destinations: new Map(destinations.map((d) => [d.key, d])),
+    rendered: new Map(),
   };
 }
 

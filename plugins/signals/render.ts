@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Json } from '../../core/task.ts';
-import { normalizeAgentUrl } from '../../lib/urls.ts';
-import { agentKey, platformKey, type ActivationRow, type DestinationRow, type SignalRow } from './catalog.ts';
+import { agentKey, agentUrlKey, platformKey, type ActivationRow, type DestinationRow, type SignalRow } from './catalog.ts';
 import type { Destination } from './inputs.ts';
 
 export interface RenderOptions {
@@ -28,7 +27,7 @@ export function agentAccess(row: DestinationRow | undefined, orgId: string): 'ok
 /** Estimated minutes to activate on a target; null when the signal is not deployable to that platform. */
 export function minutesFor(signal: SignalRow, d: Destination, options: RenderOptions): number | null {
   if (d.type === 'platform') return signal.platforms.find((p) => p.platform === d.platform.toLowerCase())?.estimated_activation_duration_minutes ?? null;
-  const url = normalizeAgentUrl(d.agent_url) ?? d.agent_url;
+  const url = agentUrlKey(d.agent_url);
   return signal.agents.find((a) => a.agent_url === url)?.estimated_activation_duration_minutes ?? options.agentActivationMinutes;
 }
 
@@ -84,21 +83,20 @@ export function pricingOptions(signal: SignalRow): Json[] {
 
 /** A signal's members that depend on nothing but the signal (and this agent's URL), around `deployments`. */
 interface StaticParts {
-  agentUrl: string;
   head: Json;
   tail: Json;
 }
 
 /**
- * Per catalog row (a copy's rows are never modified): built once and shared by every answer, so
- * read-only by convention, like the copy itself (not frozen: JSON.stringify takes a slow path on
- * frozen objects).
+ * Static parts by signal id, for one catalog copy (its rows never change): built on first use and
+ * shared by every answer, so read-only by convention, like the copy (not frozen: JSON.stringify
+ * takes a slow path on frozen objects).
  */
-const staticParts = new WeakMap<SignalRow, StaticParts>();
+export type RenderCache = Map<string, StaticParts>;
 
-function partsOf(signal: SignalRow, agentUrl: string): StaticParts {
-  const known = staticParts.get(signal);
-  if (known?.agentUrl === agentUrl) return known;
+function partsOf(signal: SignalRow, agentUrl: string, cache: RenderCache | undefined): StaticParts {
+  const known = cache?.get(signal.id);
+  if (known) return known;
   const head: Json = {
     ...identity(signal, agentUrl),
     signal_agent_segment_id: signal.id,
@@ -112,13 +110,20 @@ function partsOf(signal: SignalRow, agentUrl: string): StaticParts {
   const tail: Json = { pricing_options: pricingOptions(signal) };
   if (signal.cpm !== null && signal.currency) tail.pricing = { cpm: Number(signal.cpm), currency: signal.currency };
   if (signal.countries.length) tail.countries = [...signal.countries];
-  const parts = { agentUrl, head, tail };
-  staticParts.set(signal, parts);
+  const parts = { head, tail };
+  cache?.set(signal.id, parts);
   return parts;
 }
 
-export function renderSignal(signal: SignalRow, targets: Destination[] | undefined, activations: ActivationRow[], options: RenderOptions): Json {
-  const { head, tail } = partsOf(signal, options.agentUrl);
+/** One signal of an answer; `cache` is the catalog copy's (a row read from the database has none). */
+export function renderSignal(
+  signal: SignalRow,
+  targets: Destination[] | undefined,
+  activations: ActivationRow[],
+  options: RenderOptions,
+  cache?: RenderCache,
+): Json {
+  const { head, tail } = partsOf(signal, options.agentUrl, cache);
   const byKey = activations.length ? new Map(activations.filter((a) => a.signal_id === signal.id).map((a) => [a.destination_key, a])) : null;
   const deployments: Json[] = [];
   if (targets?.length) {

@@ -169,8 +169,8 @@ export class TaskRepository {
       updated_at: now,
       completed_at: null,
     };
-    // The record and its first history row in one statement (nothing read back: the row is known);
-    // `within`'s writes travel with it.
+    // The record and its first history row (made from it) in one statement; nothing is read back
+    // (the row is known) and `within`'s writes travel with it.
     await Promise.all([
       task.within?.(tx),
       tx.query(sql`
@@ -180,8 +180,10 @@ export class TaskRepository {
           VALUES (${id}::uuid, ${row.task_type}::text, ${row.protocol}::text, ${row.principal_id}::text, ${row.status}::text,
                   ${message}::text, ${row.progress}::jsonb, ${result}::jsonb, ${row.context}::jsonb, ${row.context_id}::text,
                   ${pushConfig}::jsonb, ${a2aConfig}::jsonb, ${row.state}::jsonb, ${row.run_at}::timestamptz, 1,
-                  ${now}::timestamptz, ${now}::timestamptz))
-        ${historyInsert({ id, sequence: 1, status: task.status, message, result }, null, now)}`),
+                  ${now}::timestamptz, ${now}::timestamptz)
+          RETURNING id, sequence, status, message, result, created_at)
+        INSERT INTO task_status_history (task_id, sequence, status, previous_status, message, result, at)
+        SELECT id, sequence, status, NULL, message, result, created_at FROM created`),
     ]);
     await this.notify(tx, row, null, now);
     return toRecord(row);

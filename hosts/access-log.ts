@@ -10,12 +10,13 @@ export interface AccessEntry {
 }
 
 /**
- * One JSON line per request, in the root logger's format and destination. The line is built by
+ * One JSON line per request, in the root logger's format and destination (null when the level
+ * drops them: the caller then builds no entry). The line is built by
  * hand: it holds no user-controlled objects to redact, and a generic pino call (serializers,
  * redaction) would cost more than serving a cached lookup.
  */
-export function accessLogger(logger: Logger): (entry: AccessEntry) => void {
-  if (!logger.isLevelEnabled('info')) return () => {};
+export function accessLogger(logger: Logger): ((entry: AccessEntry) => void) | null {
+  if (!logger.isLevelEnabled('info')) return null;
   const stream = (logger as any)[pino.symbols.streamSym] as { write(line: string): void } | undefined;
   if (!stream?.write) return (e) => logger.info({ component: 'http', ...e }, 'request');
   return (e) =>

@@ -109,16 +109,18 @@ export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any
       }
     }
     response.headers.set('x-request-id', requestId);
-    const url = request.url;
-    const pathStart = url.indexOf('/', url.indexOf('//') + 2);
-    const queryStart = url.indexOf('?', pathStart);
-    access({
-      requestId,
-      method: request.method,
-      path: url.slice(pathStart, queryStart === -1 ? undefined : queryStart),
-      status: response.status,
-      ms: Math.round((performance.now() - started) * 10) / 10,
-    });
+    if (access) {
+      const url = request.url;
+      const pathStart = url.indexOf('/', url.indexOf('//') + 2);
+      const queryStart = url.indexOf('?', pathStart);
+      access({
+        requestId,
+        method: request.method,
+        path: url.slice(pathStart, queryStart === -1 ? undefined : queryStart),
+        status: response.status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+      });
+    }
     return response;
   };
 
@@ -140,7 +142,7 @@ export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any
       response = json(500, { error: 'internal_error', message: `Unexpected error (request ${requestId})` });
     }
     response.headers.set('x-request-id', requestId);
-    access({ requestId, method: request.method, path, status: response.status, ms: 0 });
+    access?.({ requestId, method: request.method, path, status: response.status, ms: 0 });
     return response;
   });
   return app;

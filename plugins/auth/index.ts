@@ -39,7 +39,9 @@ export default definePlugin({
     // A stable UUID derived from each token, so ownership columns typed uuid accept it.
     const tokens = kernel.options.testTokens.map((t) => {
       const hash = hashKey(t.token);
-      return { hash, orgId: derivedUuid(hash), ...t };
+      const orgId = derivedUuid(hash);
+      const principal: Principal = { id: `test:${orgId}`, orgId, orgName: t.name, tier: t.tier, kind: 'test_token' };
+      return { hash, principal };
     });
     // When this instance last recorded each key's use: skips the UPDATE on most requests.
     const touched = new Map<string, number>();
@@ -64,7 +66,8 @@ export default definePlugin({
         // Compare digests (fixed length) in constant time; every configured token is checked.
         let match: (typeof tokens)[number] | undefined;
         for (const t of tokens) if (timingSafeEqual(hash, t.hash)) match = t;
-        if (match) return { id: `test:${match.orgId}`, orgId: match.orgId, orgName: match.name, tier: match.tier, kind: 'test_token' };
+        // Principals are read-only: each token's is built once.
+        if (match) return match.principal;
         // Keyed by the digest, like the index probe: lookup timing says nothing usable about stored keys.
         const found = await cache.get(`key:${hash.toString('hex')}`, () => principalForKey(db, hash));
         if (!found) return null;

@@ -201,7 +201,12 @@ export interface SearchFilters {
   after?: SignalsCursor;
 }
 
-export type RankedSignal = SignalRow & { sortKey: SignalsCursor };
+/** A page of a search: the signals in ranking order, each one's sort key (a cursor resumes after the last), and whether more follow. */
+export interface SearchPage {
+  rows: SignalRow[];
+  keys: SignalsCursor[];
+  hasMore: boolean;
+}
 
 /**
  * Signals visible to the organization, matching the filters and the spec or lookups, in the
@@ -211,14 +216,10 @@ export type RankedSignal = SignalRow & { sortKey: SignalsCursor };
  * The reference ranking: get_signals answers from memory (memory-catalog.ts) and falls back to
  * this for what memory does not reproduce; test/signals/memory-ranking.test.ts holds both equal.
  */
-export async function searchSignalsSql(
-  db: Queryable,
-  f: SearchFilters,
-  principalId: string,
-): Promise<{ rows: RankedSignal[]; activations: ActivationRow[]; hasMore: boolean }> {
+export async function searchSignalsSql(db: Queryable, f: SearchFilters, principalId: string): Promise<SearchPage & { activations: ActivationRow[] }> {
   const query = f.spec ? specQuery(f.spec) : '';
   const lookups = f.lookups ?? [];
-  if (!query && !lookups.length) return { rows: [], activations: [], hasMore: false };
+  if (!query && !lookups.length) return { rows: [], keys: [], activations: [], hasMore: false };
   const anchor = lookups.length
     ? sql`EXISTS (SELECT 1 FROM unnest(${lookups.map((l) => l.id)}::text[], ${lookups.map((l) => l.domain ?? '')}::text[]) AS r(id, domain)
         WHERE r.id = signals.id AND (r.domain = '' OR r.domain = signals.data_provider_domain))`
@@ -255,11 +256,9 @@ export async function searchSignalsSql(
   const hasMore = found.length > f.limit;
   const page = found.slice(0, f.limit);
   const activations = page.flatMap((r) => r.activations);
-  const rows = page.map(({ activations: _a, anchor, rank, coverage_key, ...row }) => ({
-    ...(row as SignalRow),
-    sortKey: { anchor: Number(anchor), rank: Number(rank), coverage: coverage_key, id: row.id },
-  }));
-  return { rows, activations, hasMore };
+  const rows = page.map(({ activations: _a, anchor: _n, rank: _r, coverage_key: _c, ...row }) => row as SignalRow);
+  const keys = page.map((r) => ({ anchor: Number(r.anchor), rank: Number(r.rank), coverage: r.coverage_key, id: r.id }));
+  return { rows, keys, activations, hasMore };
 }
 
 /** Which activations a get_signals answer needs: the caller's, of the signals on its page. */

@@ -8,8 +8,8 @@ import {
   searchSignalsSql,
   type ActivationRow,
   type DestinationRow,
-  type RankedSignal,
   type SearchFilters,
+  type SearchPage,
   type SignalLookup,
 } from './catalog.ts';
 import { queryOf, type SignalsCatalog } from './memory-catalog.ts';
@@ -46,7 +46,8 @@ function lookupsOf(input: GetSignalsInput, agentUrl: string): SignalLookup[] | u
 /** Tries from memory before the database answers instead (each miss reloads the copy: the catalog changed meanwhile). */
 const MEMORY_ATTEMPTS = 3;
 
-type Answer = { rows: RankedSignal[]; activations: ActivationRow[]; hasMore: boolean };
+type Answer = SearchPage & { activations: ActivationRow[] };
+const NOTHING: Answer = { rows: [], keys: [], activations: [], hasMore: false };
 
 export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, reads: ActivationReads, options: RenderOptions) {
   return defineTask({
@@ -96,7 +97,7 @@ export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, reads:
         const after = cursor ? decodeCursor(cursor, fingerprint) : undefined;
         // Targets were named but none is usable, or lookups name nothing of this agent: nothing matches.
         const empty = (requested && !targets?.length) || (lookups && !lookups.length && !input.signal_spec);
-        const found = empty ? { rows: [], activations: [], hasMore: false } : await search({ ...query, limit, after });
+        const found = empty ? NOTHING : await search({ ...query, limit, after });
         return found && { ...found, targets, fingerprint };
       };
 
@@ -107,7 +108,7 @@ export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, reads:
         const snapshot = await catalog.snapshot.get();
         const fromMemory = await answer(snapshot.destinations, async (f) => {
           const query = queryOf(f);
-          if (!query && !f.lookups?.length) return { rows: [], activations: [], hasMore: false };
+          if (!query && !f.lookups?.length) return NOTHING;
           const page = catalog.search(snapshot, f, query ? await catalog.operands(query) : []);
           return page && { ...page, activations: [] };
         });
@@ -137,13 +138,13 @@ export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, reads:
           : new Map(),
         (f) => searchSignalsSql(db, f, principal.id),
       );
-      const { rows, activations, hasMore, targets, fingerprint } = result!;
-      const last = rows[rows.length - 1];
+      const { rows, keys, activations, hasMore, targets, fingerprint } = result!;
+      const last = keys[keys.length - 1];
       return {
         signals: rows.map((r) => renderSignal(r, targets, activations, options, source)),
         // Activation state is the caller's: such an answer (or one for an account) is not shareable.
         cache_scope: input.account || activations.length ? 'account' : 'public',
-        pagination: hasMore && last ? { has_more: true, cursor: encodeCursor(last.sortKey, fingerprint) } : { has_more: false },
+        pagination: hasMore && last ? { has_more: true, cursor: encodeCursor(last, fingerprint) } : { has_more: false },
       };
     },
   });

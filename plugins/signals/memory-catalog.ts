@@ -4,7 +4,7 @@ import type { Logger } from '../../core/log.ts';
 import { CatalogSnapshot } from '../../lib/catalog-snapshot.ts';
 import { TtlCache } from '../../lib/cache.ts';
 import { StaleReadError } from '../../core/task.ts';
-import { CATALOG_CHANNEL, SIGNAL_COLUMNS, specQuery, type DestinationRow, type RankedSignal, type SearchFilters, type SignalRow } from './catalog.ts';
+import { CATALOG_CHANNEL, SIGNAL_COLUMNS, specQuery, type DestinationRow, type SearchFilters, type SearchPage, type SignalRow } from './catalog.ts';
 import type { RenderCache } from './render.ts';
 import { addTerm, compareLexemes, finishRank, lexemeTerm, parseOrQuery, parseTsvector, type QueryOperand } from './ts-rank.ts';
 
@@ -89,16 +89,34 @@ function lowerBound(sorted: string[], key: string): number {
 
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** A signal matching a search, with what orders it. */
 interface Candidate {
   entry: Entry;
   anchor: number;
   rank: number;
+  coverage: number;
+  order: number;
 }
 
-/** ORDER BY anchor DESC, rank DESC, coverage_percentage DESC, id. */
-const compare = (a: { anchor: number; rank: number; coverage: number; order: number }, b: typeof a) =>
+type SortKey = Pick<Candidate, 'anchor' | 'rank' | 'coverage' | 'order'>;
+
+/** ORDER BY anchor DESC, rank DESC, coverage_percentage DESC, id (a total order: `order` is unique). */
+const compare = (a: SortKey, b: SortKey) =>
   b.anchor - a.anchor || (a.rank === b.rank ? 0 : a.rank > b.rank ? -1 : 1) || b.coverage - a.coverage || a.order - b.order;
-const key = (c: Candidate) => ({ anchor: c.anchor, rank: c.rank, coverage: c.entry.coverage, order: c.entry.order });
+
+/** Insert `c` into `best` (sorted by compare, at most `keep` long) when it ranks among the first `keep`. */
+function keepBest(best: Candidate[], c: Candidate, keep: number): void {
+  if (best.length === keep && compare(c, best[keep - 1]!) >= 0) return;
+  let lo = 0;
+  let hi = best.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compare(best[mid]!, c) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  best.splice(lo, 0, c);
+  if (best.length > keep) best.pop();
+}
 
 /**
  * The signal catalog in memory (a snapshot per instance, reloaded on change notifications), with
@@ -149,7 +167,7 @@ export class SignalsCatalog {
   }
 
   /** One page as searchSignalsSql ranks it (activations aside), or null when the database must answer. */
-  search(c: Catalog, f: SearchFilters, operands: QueryOperand[] | null): { rows: RankedSignal[]; hasMore: boolean } | null {
+  search(c: Catalog, f: SearchFilters, operands: QueryOperand[] | null): SearchPage | null {
     if (operands === null || !CANONICAL_UUID.test(f.orgId)) return null;
     const lookups = f.lookups ?? [];
     const ranks = new Map<number, number>();
@@ -171,32 +189,45 @@ export class SignalsCatalog {
     const providers = f.dataProviders?.length ? new Set(f.dataProviders.map((p) => p.toLowerCase())) : null;
     const countries = f.countries?.length ? new Set(f.countries) : null;
     const platforms = f.platforms?.length ? new Set(f.platforms) : null;
-    let after: { anchor: number; rank: number; coverage: number; order: number } | null = null;
+    let after: SortKey | null = null;
     if (f.after) {
       const i = c.byId.get(f.after.id);
       if (i === undefined) return null;
       after = { anchor: f.after.anchor, rank: f.after.rank, coverage: Number(f.after.coverage), order: i };
     }
-    const found: Candidate[] = [];
-    for (const i of new Set([...ranks.keys(), ...anchored])) {
+    // Only the page (and one more, to tell whether more follow) is kept, in order: a broad spec
+    // matching thousands of signals costs no sort of them all.
+    const keep = f.limit + 1;
+    const best: Candidate[] = [];
+    let matches = 0;
+    const consider = (i: number) => {
       const e = c.entries[i]!;
       const r = e.row;
-      if (r.owner_org !== null && r.owner_org !== f.orgId) continue;
-      if (types && !types.has(r.signal_type)) continue;
-      if (providers && !providers.has(e.providerKey)) continue;
-      if (f.maxCpm !== undefined && e.cpm !== null && !(e.cpm <= f.maxCpm)) continue;
-      if (f.minCoverage !== undefined && !(e.coverage >= f.minCoverage)) continue;
-      if (countries && r.countries.length && !r.countries.some((x) => countries.has(x))) continue;
-      if (platforms && !e.platformNames.some((x) => platforms.has(x))) continue;
-      const candidate = { entry: e, anchor: anchored.has(i) ? 1 : 0, rank: finishRank(ranks.get(i) ?? 0, operands.length) };
-      if (after && compare(key(candidate), after) <= 0) continue;
-      found.push(candidate);
-    }
-    found.sort((a, b) => compare(key(a), key(b)));
-    const page = found.slice(0, f.limit);
+      if (r.owner_org !== null && r.owner_org !== f.orgId) return;
+      if (types && !types.has(r.signal_type)) return;
+      if (providers && !providers.has(e.providerKey)) return;
+      if (f.maxCpm !== undefined && e.cpm !== null && !(e.cpm <= f.maxCpm)) return;
+      if (f.minCoverage !== undefined && !(e.coverage >= f.minCoverage)) return;
+      if (countries && r.countries.length && !r.countries.some((x) => countries.has(x))) return;
+      if (platforms && !e.platformNames.some((x) => platforms.has(x))) return;
+      const candidate = {
+        entry: e,
+        anchor: anchored.has(i) ? 1 : 0,
+        rank: finishRank(ranks.get(i) ?? 0, operands.length),
+        coverage: e.coverage,
+        order: e.order,
+      };
+      if (after && compare(candidate, after) <= 0) return;
+      matches++;
+      keepBest(best, candidate, keep);
+    };
+    for (const i of ranks.keys()) consider(i);
+    for (const i of anchored) if (!ranks.has(i)) consider(i);
+    const page = best.slice(0, f.limit);
     return {
-      rows: page.map(({ entry, anchor, rank }) => ({ ...entry.row, sortKey: { anchor, rank, coverage: entry.coverageKey, id: entry.row.id } })),
-      hasMore: found.length > f.limit,
+      rows: page.map((p) => p.entry.row),
+      keys: page.map(({ entry, anchor, rank }) => ({ anchor, rank, coverage: entry.coverageKey, id: entry.row.id })),
+      hasMore: matches > f.limit,
     };
   }
 }

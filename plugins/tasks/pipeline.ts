@@ -107,6 +107,9 @@ const ANONYMOUS: Principal = {
   kind: 'test_token',
 };
 
+/** `ctx.task`: the same for every call (it holds no call state). */
+const HANDLE: TaskContext<unknown>['task'] = { defer: (options) => ({ kind: 'deferral', ...options }) };
+
 /** The caller of a task; an `optional` task without a credential runs as the anonymous principal. */
 export async function taskPrincipal(auth: AuthPort, authorization: string | null, mode: 'required' | 'optional' = 'required'): Promise<Principal> {
   return (await authenticateRequest(auth, authorization, mode)) ?? ANONYMOUS;
@@ -210,7 +213,7 @@ export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<Ta
       context,
       namespace: ns,
       protocols: call.protocols,
-      task: { defer: (options) => ({ kind: 'deferral', ...options }) },
+      task: HANDLE,
     };
     const call_: Call = { deps, task, principal, envelope, call, a2aPush, ctx };
     if (!task.mutating) return await answer(call_, await task.handler(ctx), null, null);

@@ -151,7 +151,7 @@ for (const adapter of adapterNames()) {
     async function fromMemory(f: SearchFilters) {
       const snapshot = await catalog.snapshot.get();
       const query = queryOf(f);
-      if (!query && !f.lookups?.length) return { rows: [], activations: [], hasMore: false };
+      if (!query && !f.lookups?.length) return { rows: [], keys: [], activations: [], hasMore: false };
       const page = catalog.search(snapshot, f, query ? await catalog.operands(query) : []);
       if (!page) return null;
       const { version, activations } = await activationsAndVersion(db, [{ principalId: PRINCIPAL, signalIds: page.rows.map((r) => r.id) }]);
@@ -168,15 +168,16 @@ for (const adapter of adapterNames()) {
         const q = { ...f, after };
         const [memory, reference] = [await fromMemory(q), await searchSignalsSql(db, q, PRINCIPAL)];
         if (!memory) return 'database';
-        expect({ spec: f.spec, page, rows: memory.rows, hasMore: memory.hasMore }).toEqual({
+        expect({ spec: f.spec, page, rows: memory.rows, keys: memory.keys, hasMore: memory.hasMore }).toEqual({
           spec: f.spec,
           page,
           rows: reference.rows,
+          keys: reference.keys,
           hasMore: reference.hasMore,
         });
         expect(byId(memory.activations)).toEqual(byId(reference.activations));
         if (!reference.hasMore) break;
-        after = memory.rows[memory.rows.length - 1]!.sortKey;
+        after = memory.keys[memory.keys.length - 1];
       }
       return 'memory';
     }
@@ -214,8 +215,8 @@ for (const adapter of adapterNames()) {
     }, 300_000);
 
     test('the first 200 signals of a broad spec, ranked, have distinct ranks as well as ties (the test discriminates)', async () => {
-      const { rows } = await searchSignalsSql(db, { orgId: ORG_A, spec: 'sports fans streaming live games shop', limit: 200 }, PRINCIPAL);
-      const ranks = new Set(rows.map((r) => r.sortKey.rank));
+      const { rows, keys } = await searchSignalsSql(db, { orgId: ORG_A, spec: 'sports fans streaming live games shop', limit: 200 }, PRINCIPAL);
+      const ranks = new Set(keys.map((k) => k.rank));
       expect(ranks.size).toBeGreaterThan(20);
       expect(ranks.size).toBeLessThan(rows.length);
     }, 60_000);

@@ -14,7 +14,7 @@ import { spawnServer } from './harness.ts';
 const BENCH_TOKEN = 'bench-token-0123456789abcdef';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const SCHEMA = process.env.BENCH_SCHEMA ?? 'bench_activate_signal';
 const url = process.env.DATABASE_URL;

@@ -75,13 +75,13 @@ export async function loadCatalog(db: Queryable): Promise<Catalog> {
   };
 }
 
-/** First index of `sorted` not below `key`. */
-function lowerBound(sorted: string[], key: string): number {
+/** First index of `sorted` (ordered by `cmp`) not below `key`. */
+function lowerBound<T>(sorted: readonly T[], key: T, cmp: (a: T, b: T) => number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (compareLexemes(sorted[mid]!, key) < 0) lo = mid + 1;
+    if (cmp(sorted[mid]!, key) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -107,14 +107,7 @@ const compare = (a: SortKey, b: SortKey) =>
 /** Insert `c` into `best` (sorted by compare, at most `keep` long) when it ranks among the first `keep`. */
 function keepBest(best: Candidate[], c: Candidate, keep: number): void {
   if (best.length === keep && compare(c, best[keep - 1]!) >= 0) return;
-  let lo = 0;
-  let hi = best.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compare(best[mid]!, c) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  best.splice(lo, 0, c);
+  best.splice(lowerBound(best, c, compare), 0, c);
   if (best.length > keep) best.pop();
 }
 
@@ -173,7 +166,7 @@ export class SignalsCatalog {
     const ranks = new Map<number, number>();
     // calc_rank_or: operands in sorted order, each one's matching lexemes in sorted order.
     for (const o of operands) {
-      const from = o.prefix ? lowerBound(c.lexemes, o.text) : -1;
+      const from = o.prefix ? lowerBound(c.lexemes, o.text, compareLexemes) : -1;
       const matching = o.prefix ? [] : c.postings.has(o.text) ? [o.text] : [];
       if (o.prefix) for (let i = from; i < c.lexemes.length && c.lexemes[i]!.startsWith(o.text); i++) matching.push(c.lexemes[i]!);
       for (const lexeme of matching) {

@@ -6,7 +6,8 @@ import { TtlCache } from '../../lib/cache.ts';
 import { StaleReadError } from '../../core/task.ts';
 import { CATALOG_CHANNEL, SIGNAL_COLUMNS, specQuery, type DestinationRow, type SearchFilters, type SearchPage, type SignalRow } from './catalog.ts';
 import type { RenderCache } from './render.ts';
-import { addTerm, compareLexemes, finishRank, lexemeTerm, parseOrQuery, parseTsvector, type QueryOperand } from './ts-rank.ts';
+import { compareLexemes, lowerBound, parseOrQuery, parseTsvector, type QueryOperand } from '../../lib/text-search.ts';
+import { addTerm, finishRank, lexemeTerm } from './ts-rank.ts';
 
 interface Entry {
   row: SignalRow;
@@ -73,18 +74,6 @@ export async function loadCatalog(db: Queryable): Promise<Catalog> {
     destinations: new Map(destinations.map((d) => [d.key, d])),
     rendered: new Map(),
   };
-}
-
-/** First index of `sorted` (ordered by `cmp`) not below `key`. */
-function lowerBound<T>(sorted: readonly T[], key: T, cmp: (a: T, b: T) => number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (cmp(sorted[mid]!, key) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -73,6 +73,23 @@ export type CatalogProduct = v.InferOutput<typeof catalogProduct>;
 
 export const formatKey = (f: FormatRef) => `${normalizeAgentUrl(f.agent_url) ?? f.agent_url}#${f.id}`;
 
+/**
+ * Channel of catalog change notifications, per schema so deployments sharing one database in
+ * different schemas do not reload each other's catalogs (a channel name is at most 63 bytes).
+ */
+export const CATALOG_CHANNEL = sql.raw(`'inventory_catalog_' || left(md5(current_schema()), 16)`);
+
+/**
+ * Announce a write of inventory_products inside the writing transaction: bumps the catalog version
+ * (every answer from memory is checked against it) and notifies every instance on commit, so each
+ * reloads its copy. Every writer of inventory_products calls it.
+ */
+export async function announceCatalogChange(tx: Queryable): Promise<void> {
+  await tx.query(sql`
+    WITH v AS (UPDATE inventory_catalog_version SET version = version + 1 RETURNING version)
+    SELECT pg_notify(${CATALOG_CHANNEL}, v.version::text) FROM v`);
+}
+
 /** Validate a catalog file and upsert every product (catalog order = file order). */
 export async function importCatalog(db: DatabasePort, raw: unknown): Promise<{ products: number }> {
   const file = parseOrThrow(catalogFile, raw);
@@ -80,10 +97,12 @@ export async function importCatalog(db: DatabasePort, raw: unknown): Promise<{ p
     const [row] = await tx.query<{ n: number }>(sql`SELECT COALESCE(max(position), 0)::int AS n FROM inventory_products`);
     let position = row!.n;
     for (const p of file.products) await upsertProduct(tx, p, ++position);
+    await announceCatalogChange(tx);
   });
   return { products: file.products.length };
 }
 
+/** Upsert one product; runs inside a transaction that also calls announceCatalogChange. */
 async function upsertProduct(tx: Queryable, p: CatalogProduct, position: number): Promise<void> {
   const currencies = [...new Set(p.pricing_options.map((o) => o.currency))];
   const hasFixed = p.pricing_options.some((o) => o.fixed_price !== undefined);

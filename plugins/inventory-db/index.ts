@@ -3,11 +3,10 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { definePlugin } from '../../core/plugin.ts';
 import { loadMigrations } from '../../core/migrations.ts';
-import { sql } from '../../core/sql.ts';
 import { Database } from '../../core/ports/database.ts';
-import { Inventory, type Product } from '../../core/ports/inventory.ts';
-import { countProducts, importCatalog, PRODUCT_COLUMNS, toProduct, type ProductRow } from './catalog.ts';
-import { searchProducts } from './search.ts';
+import { Inventory } from '../../core/ports/inventory.ts';
+import { countProducts, importCatalog } from './catalog.ts';
+import { MemoryInventory } from './memory-inventory.ts';
 import { forecastProduct } from './forecast.ts';
 
 export const DEFAULT_SEED = join(import.meta.dir, 'seed.json');
@@ -19,8 +18,9 @@ const options = v.object({
 
 /**
  * The Inventory port on a database catalog: products imported from JSON (`bun run sales import`),
- * ranked by a brief with Postgres full-text search, filtered, paged, and forecast from each
- * product's daily availability and pricing.
+ * ranked by a brief as Postgres full-text search ranks them, filtered, paged, and forecast from each
+ * product's daily availability and pricing. Searches and lookups are answered from each instance's
+ * copy of the catalog, kept exact (memory-inventory.ts).
  */
 export default definePlugin({
   name: 'inventory-db',
@@ -29,13 +29,11 @@ export default definePlugin({
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
   init({ db }, kernel) {
+    const inventory = new MemoryInventory(db);
+    let unfollow: (() => Promise<void>) | undefined;
     kernel.provide(Inventory, {
-      search: (query) => searchProducts(db, query),
-      async get(ids) {
-        if (ids.length === 0) return new Map<string, Product>();
-        const rows = await db.query<ProductRow>(sql`SELECT ${PRODUCT_COLUMNS} FROM inventory_products WHERE product_id = ANY(${[...ids]}::text[])`);
-        return new Map(rows.map((r) => [r.product_id, toProduct(r)]));
-      },
+      search: (query) => inventory.search(query),
+      get: (ids) => inventory.get(ids),
       forecast: forecastProduct,
     });
     return {
@@ -45,6 +43,11 @@ export default definePlugin({
           const counts = await importCatalog(db, JSON.parse(readFileSync(seed, 'utf8')));
           kernel.logger.info({ seed, ...counts }, 'product catalog seeded');
         }
+        unfollow = await inventory.follow(kernel.logger);
+        await inventory.snapshot.get();
+      },
+      async stop() {
+        await unfollow?.();
       },
     };
   },

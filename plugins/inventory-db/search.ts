@@ -1,51 +1,16 @@
 import { sql, type SqlFragment } from '../../core/sql.ts';
-import { ProtocolError } from '../../core/errors.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { ProductPage, ProductQuery, RankedProduct } from '../../core/ports/inventory.ts';
 import { formatKey, PRODUCT_COLUMNS, toProduct, type ProductRow } from './catalog.ts';
-
-/** Words of a brief; 4+ letter words also match as prefixes (`sport` finds `sports`). */
-export function briefWords(brief: string): string[] {
-  return [...new Set(brief.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].filter((w) => w.length > 1).slice(0, 32);
-}
-
-const tsQuery = (words: string[]) => words.map((w) => (w.length >= 4 ? `${w}:*` : w)).join(' | ');
-
-/** Stable fingerprint of what a cursor pages through (not the page size). */
-function fingerprint(q: ProductQuery): string {
-  const { limit: _l, cursor: _c, ...rest } = q;
-  return new Bun.CryptoHasher('sha256').update(JSON.stringify(rest)).digest('base64url').slice(0, 16);
-}
-
-const badCursor = () =>
-  new ProtocolError('INVALID_REQUEST', 'pagination.cursor: not a cursor of this query; pass the cursor of the previous page unchanged', {
-    field: 'pagination.cursor',
-  });
-
-function decodeCursor(raw: string, print: string): number {
-  if (raw.length > 256 || !/^[A-Za-z0-9_-]+$/.test(raw)) throw badCursor();
-  try {
-    const [offset, p] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-    if (p !== print || !Number.isSafeInteger(offset) || offset < 1) throw badCursor();
-    return offset;
-  } catch {
-    throw badCursor();
-  }
-}
-
-const encodeCursor = (offset: number, print: string) => Buffer.from(JSON.stringify([offset, print])).toString('base64url');
-
-/** Why a product matched: the brief's words found in its name, channels or tags. */
-function relevance(words: string[], p: RankedProduct): string | undefined {
-  const hay = new Set([...(`${p.name} ${p.tags.join(' ')} ${p.channels.join(' ')}`.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])]);
-  const hits = words.filter((w) => hay.has(w) || [...hay].some((h) => w.length >= 4 && h.startsWith(w)));
-  return hits.length ? `Matches ${hits.join(', ')}` : 'Matches the brief in its description';
-}
+import { briefQuery, briefWords, relevance } from './brief.ts';
+import { decodeCursor, encodeCursor, fingerprint } from './cursor.ts';
 
 /**
  * One query for ranking, filters and the page: text relevance of the brief (ts_rank_cd) plus
  * similarity to `similarTo` products (shared channels x2, shared tags), then catalog order and id,
  * so the order is total and an offset cursor pages it without repeats or gaps.
+ * The reference ranking: the Inventory port answers from memory (memory-catalog.ts) and falls back
+ * to this for what memory does not reproduce; test/sales/memory-ranking.test.ts holds both equal.
  */
 export async function searchProducts(db: Queryable, q: ProductQuery): Promise<ProductPage> {
   const print = fingerprint(q);
@@ -54,8 +19,8 @@ export async function searchProducts(db: Queryable, q: ProductQuery): Promise<Pr
   const where: SqlFragment[] = [sql`TRUE`];
   let rank = sql`0::float8`;
   if (words.length) {
-    where.push(sql`search @@ to_tsquery('english', ${tsQuery(words)}::text)`);
-    rank = sql`ts_rank_cd(search, to_tsquery('english', ${tsQuery(words)}::text))::float8`;
+    where.push(sql`search @@ to_tsquery('english', ${briefQuery(words)}::text)`);
+    rank = sql`ts_rank_cd(search, to_tsquery('english', ${briefQuery(words)}::text))::float8`;
   }
   if (q.similarTo?.length) {
     const refs = sql`(SELECT array_agg(DISTINCT c) FROM inventory_products r, unnest(r.channels) c WHERE r.product_id = ANY(${q.similarTo}::text[]))`;

@@ -1,3 +1,7 @@
+import { sql } from '../core/sql.ts';
+import type { Queryable } from '../core/ports/database.ts';
+import { TtlCache } from './cache.ts';
+
 /**
  * Postgres full-text values read back as text (`tsvector::text`, `to_tsquery(...)::text`), and
  * lexemes ordered as Postgres orders them: what an in-memory copy of a catalog needs to rank
@@ -158,4 +162,28 @@ export function matchingLexemes(lexemes: readonly string[], o: QueryOperand): nu
   }
   for (let i = from; i < lexemes.length && lexemes[i]!.startsWith(o.text); i++) out.push(i);
   return out;
+}
+
+/**
+ * Postgres' parse of OR-query texts (`to_tsquery('english', ...)`), read back through `shape`
+ * (orQueryOperands or parseOrQuery) and cached per text: the parse depends only on the text search
+ * configuration, which does not change while a server runs.
+ */
+export class TsQueryParses {
+  private readonly parsed = new TtlCache<string, QueryOperand[] | null>(2000, 3_600_000);
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly shape: (text: string) => QueryOperand[] | null,
+  ) {}
+
+  /** The operands of `query` as the database parses it, in `shape`'s form; null when not a plain OR query. */
+  async operands(query: string): Promise<QueryOperand[] | null> {
+    const hit = this.parsed.get(query);
+    if (hit !== undefined) return hit;
+    const [row] = await this.db.query<{ q: string }>(sql`SELECT to_tsquery('english', ${query}::text)::text AS q`);
+    const operands = this.shape(row!.q);
+    this.parsed.set(query, operands);
+    return operands;
+  }
 }

@@ -4,8 +4,7 @@ import type { Product, ProductPage, ProductQuery } from '../../core/ports/invent
 import type { Logger } from '../../core/log.ts';
 import { CatalogSnapshot } from '../../lib/catalog-snapshot.ts';
 import { CoalescedRead } from '../../lib/coalesced-read.ts';
-import { TtlCache } from '../../lib/cache.ts';
-import { orQueryOperands, type QueryOperand } from '../../lib/text-search.ts';
+import { orQueryOperands, TsQueryParses, type QueryOperand } from '../../lib/text-search.ts';
 import { CATALOG_CHANNEL, PRODUCT_COLUMNS, toProduct, type ProductRow } from './catalog.ts';
 import { briefQuery, briefWords } from './brief.ts';
 import { loadCatalog, productsOf, searchCatalog, type ProductCatalog } from './memory-catalog.ts';
@@ -28,11 +27,11 @@ const MEMORY_ATTEMPTS = 3;
 export class MemoryInventory {
   readonly snapshot: CatalogSnapshot<ProductCatalog>;
   private readonly versions: CoalescedRead<string>;
-  /** to_tsquery text per query string: parsing depends only on the text search configuration. */
-  private readonly queries = new TtlCache<string, QueryOperand[] | null>(2000, 3_600_000);
+  private readonly parses: TsQueryParses;
 
   constructor(private readonly db: DatabasePort) {
     this.snapshot = new CatalogSnapshot(() => loadCatalog(db));
+    this.parses = new TsQueryParses(db, orQueryOperands);
     this.versions = new CoalescedRead(async () => {
       const [row] = await db.query<{ version: string }>(sql`SELECT version::text AS version FROM inventory_catalog_version`);
       return row?.version ?? '';
@@ -60,13 +59,8 @@ export class MemoryInventory {
   }
 
   /** The operands of an OR query as the database parses it (cached); null when it is not a plain OR. */
-  async operands(query: string): Promise<QueryOperand[] | null> {
-    const hit = this.queries.get(query);
-    if (hit !== undefined) return hit;
-    const [row] = await this.db.query<{ q: string }>(sql`SELECT to_tsquery('english', ${query}::text)::text AS q`);
-    const parsed = orQueryOperands(row!.q);
-    this.queries.set(query, parsed);
-    return parsed;
+  operands(query: string): Promise<QueryOperand[] | null> {
+    return this.parses.operands(query);
   }
 
   /** `answer` from a copy proven current at a time after the call began; null when the database must answer. */

@@ -2,11 +2,10 @@ import { sql } from '../../core/sql.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { Logger } from '../../core/log.ts';
 import { CatalogSnapshot } from '../../lib/catalog-snapshot.ts';
-import { TtlCache } from '../../lib/cache.ts';
 import { StaleReadError } from '../../core/task.ts';
 import { CATALOG_CHANNEL, SIGNAL_COLUMNS, specQuery, type DestinationRow, type SearchFilters, type SearchPage, type SignalRow } from './catalog.ts';
 import type { RenderCache } from './render.ts';
-import { compareLexemes, lowerBound, parseOrQuery, parseTsvector, type QueryOperand } from '../../lib/text-search.ts';
+import { compareLexemes, lowerBound, parseOrQuery, parseTsvector, TsQueryParses, type QueryOperand } from '../../lib/text-search.ts';
 import { addTerm, finishRank, lexemeTerm } from './ts-rank.ts';
 
 interface Entry {
@@ -108,11 +107,11 @@ function keepBest(best: Candidate[], c: Candidate, keep: number): void {
  */
 export class SignalsCatalog {
   readonly snapshot: CatalogSnapshot<Catalog>;
-  /** to_tsquery text per query string: parsing depends only on the text search configuration. */
-  private readonly queries = new TtlCache<string, QueryOperand[] | null>(2000, 3_600_000);
+  private readonly parses: TsQueryParses;
 
   constructor(private readonly db: DatabasePort) {
     this.snapshot = new CatalogSnapshot(() => loadCatalog(db));
+    this.parses = new TsQueryParses(db, parseOrQuery);
   }
 
   /**
@@ -139,13 +138,8 @@ export class SignalsCatalog {
   }
 
   /** The distinct operands of the spec's query as the database parses it; null when not an OR query. */
-  async operands(query: string): Promise<QueryOperand[] | null> {
-    const hit = this.queries.get(query);
-    if (hit !== undefined) return hit;
-    const [row] = await this.db.query<{ q: string }>(sql`SELECT to_tsquery('english', ${query}::text)::text AS q`);
-    const parsed = parseOrQuery(row!.q);
-    this.queries.set(query, parsed);
-    return parsed;
+  operands(query: string): Promise<QueryOperand[] | null> {
+    return this.parses.operands(query);
   }
 
   /** One page as searchSignalsSql ranks it (activations aside), or null when the database must answer. */

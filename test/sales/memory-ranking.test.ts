@@ -12,6 +12,7 @@ import { searchCatalog } from '../../plugins/inventory-db/memory-catalog.ts';
 import { MemoryInventory } from '../../plugins/inventory-db/memory-inventory.ts';
 import { searchProducts } from '../../plugins/inventory-db/search.ts';
 import { forEachDatabase, openDatabase } from '../support/db.ts';
+import { rng } from '../support/random.ts';
 
 // The Inventory port answers get_products from memory (memory-catalog.ts, rank-cd.ts) and must
 // answer exactly as the SQL ranking (searchProducts, the reference): same products in the same
@@ -19,16 +20,6 @@ import { forEachDatabase, openDatabase } from '../support/db.ts';
 // ties, for many briefs, filters, refinements and page walks, on both storages.
 
 const COUNT = 4000;
-
-/** Deterministic PRNG (mulberry32): the same catalog and queries on every run. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Words sharing stems and prefixes, stop words, short words, digits and non-ASCII letters.
 const WORDS = (

@@ -6,6 +6,7 @@ import type { DatabasePort } from '../../core/ports/database.ts';
 import { activationsAndVersion, importCatalog, searchSignalsSql, type SearchFilters, type SeedSignal } from '../../plugins/signals/catalog.ts';
 import { queryOf, SignalsCatalog } from '../../plugins/signals/memory-catalog.ts';
 import { adapterNames, dropSchema, openDatabase, skipPostgresUnlessConfigured } from '../support/db.ts';
+import { rng } from '../support/random.ts';
 
 // get_signals ranks from memory (memory-catalog.ts, ts-rank.ts) and must answer exactly as the SQL
 // ranking (searchSignalsSql, the reference): same rows, same order, same sort keys (the float4
@@ -16,16 +17,6 @@ const COUNT = 10_000;
 const ORG_A = '0195f0c0-0000-7000-8000-0000000000aa';
 const ORG_B = '0195f0c0-0000-7000-8000-0000000000bb';
 const PRINCIPAL = 'perfcat-principal';
-
-/** Deterministic PRNG (mulberry32): the same catalog and queries on every run. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Words sharing stems and prefixes (sport/sports/sporting, shop/shopper/shopping), stop words,
 // short words, digits and non-ASCII letters.

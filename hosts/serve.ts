@@ -50,6 +50,26 @@ function expectedFailure(error: unknown): Response | null {
   return null;
 }
 
+/**
+ * What a route handler gets besides the request. The peer address is looked up only when a route
+ * reads it (per-IP limits); a class, so a request allocates no getter of its own.
+ */
+class RouteContext {
+  private address: string | undefined;
+
+  constructor(
+    readonly params: Record<string, string>,
+    readonly requestId: string,
+    private readonly server: { requestIP?(request: Request): { address: string } | null } | undefined,
+    private readonly request: Request,
+  ) {}
+
+  get ip(): string {
+    this.address ??= this.server?.requestIP?.(this.request)?.address ?? 'unknown';
+    return this.address;
+  }
+}
+
 export interface RunningServer {
   readonly url: URL;
   readonly port: number;
@@ -86,17 +106,8 @@ export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any
     } else {
       try {
         const params: Record<string, string> = {};
-        for (const [k, val] of Object.entries(ctx.params ?? {})) params[k] = safeDecode(val);
-        // The peer address is looked up only when a route reads it (per-IP limits).
-        let ip: string | undefined;
-        const context = {
-          params,
-          requestId,
-          get ip() {
-            return (ip ??= ctx.server?.requestIP?.(request)?.address ?? 'unknown');
-          },
-        };
-        response = await route.handle(request, context);
+        for (const key in ctx.params) params[key] = safeDecode(ctx.params[key]!);
+        response = await route.handle(request, new RouteContext(params, requestId, ctx.server, request));
       } catch (error) {
         const expected = expectedFailure(error);
         if (expected) {

@@ -48,7 +48,8 @@ const AUTH_ERROR_CODE = -32028;
 
 /** What every request of one mount shares: the tool list is built once. */
 interface MountShared {
-  name: string;
+  /** serverInfo of initialize. */
+  info: { name: string; version: string };
   protocols: readonly string[] | undefined;
   /** tools/list answer, computed on first use (tasks are all registered by then). */
   tools?: unknown[];
@@ -65,24 +66,38 @@ function toolList(gateway: TaskGatewayPort, shared: MountShared) {
   })));
 }
 
-/** What one request's server answers to initialize, tools/list and tools/call: the fast path and the SDK server share it. */
-function handlersFor(gateway: TaskGatewayPort, shared: MountShared, authorization: string | null, principal: Principal | null): FastHandlers {
-  return {
-    serverInfo: { name: shared.name, version: '1.0.0' },
-    capabilities: CAPABILITIES,
-    listTools: () => ({ tools: toolList(gateway, shared) }),
-    async callTool(params) {
-      const outcome = await gateway.invoke({
-        name: params.name,
-        input: params.arguments ?? {},
-        authorization,
-        protocols: shared.protocols,
-        admitted: { principal },
-      });
-      // The payload JSON is the text content; structuredContent carries the same object.
-      return mirroredResult(outcome.body, !outcome.ok);
-    },
-  };
+/**
+ * What one request's server answers to initialize, tools/list and tools/call: the fast path and the
+ * SDK server share it (a class: a request allocates no closures for it).
+ */
+class RequestHandlers implements FastHandlers {
+  readonly serverInfo: { name: string; version: string };
+  readonly capabilities = CAPABILITIES;
+
+  constructor(
+    private readonly gateway: TaskGatewayPort,
+    private readonly shared: MountShared,
+    private readonly authorization: string | null,
+    private readonly principal: Principal | null,
+  ) {
+    this.serverInfo = shared.info;
+  }
+
+  listTools() {
+    return { tools: toolList(this.gateway, this.shared) };
+  }
+
+  async callTool(params: { name: string; arguments?: Record<string, unknown> }) {
+    const outcome = await this.gateway.invoke({
+      name: params.name,
+      input: params.arguments ?? {},
+      authorization: this.authorization,
+      protocols: this.shared.protocols,
+      admitted: { principal: this.principal },
+    });
+    // The payload JSON is the text content; structuredContent carries the same object.
+    return mirroredResult(outcome.body, !outcome.ok);
+  }
 }
 
 /** The SDK server for a request the fast path leaves to it: the shared tools plus MCP-native task polling. */
@@ -152,7 +167,7 @@ export default definePlugin({
     const { publicUrl, maxBodyBytes } = kernel.config.server;
     const ns = gateway.namespace;
     for (const m of kernel.options.mounts) {
-      const shared: MountShared = { name: kernel.config.name, protocols: m.protocols };
+      const shared: MountShared = { info: { name: kernel.config.name, version: '1.0.0' }, protocols: m.protocols };
       const refuse = (request: Request, admission: Extract<Admission, { ok: false }>, id: unknown, context: unknown) => {
         const body = gateway.errorBody(admission.error, requestContext({ context }));
         const data = { [`${ns}_error`]: body[`${ns}_error`], ...(body.context ? { context: body.context } : {}) };
@@ -162,7 +177,7 @@ export default definePlugin({
       const serve = async (request: Request, principal: Principal | null, json: boolean, parsedBody: unknown) => {
         const authorization = request.headers.get('authorization');
         const sdk = await sdkServerSide();
-        const server = await withTasks(sdk.server(handlersFor(gateway, shared, authorization, principal)), gateway, authorization);
+        const server = await withTasks(sdk.server(new RequestHandlers(gateway, shared, authorization, principal)), gateway, authorization);
         return sdk.handle(server, request, { json, maxBodyBytes, parsedBody });
       };
       const post = async (request: Request) => {
@@ -180,7 +195,7 @@ export default definePlugin({
           return refuse(request, admission, first?.id ?? null, (calls[0]?.input as { context?: unknown } | undefined)?.context);
         }
         const fast = m.sdk ? null : plan(request.headers, parsed);
-        if (fast) return answer(handlersFor(gateway, shared, request.headers.get('authorization'), admission.principal), fast, sse);
+        if (fast) return answer(new RequestHandlers(gateway, shared, request.headers.get('authorization'), admission.principal), fast, sse);
         return serve(request, admission.principal, !sse, parsed);
       };
       // Stateless: no session to resume (GET would open an SSE stream that never ends) or delete.

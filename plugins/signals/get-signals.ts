@@ -1,5 +1,5 @@
 import { ProtocolError } from '../../core/errors.ts';
-import { defineTask } from '../../core/task.ts';
+import { defineTask, type Json } from '../../core/task.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import { normalizeAgentUrl } from '../../lib/urls.ts';
 import {
@@ -11,6 +11,7 @@ import {
   type SearchFilters,
   type SearchPage,
   type SignalLookup,
+  type SignalRow,
 } from './catalog.ts';
 import { queryOf, type SignalsCatalog } from './memory-catalog.ts';
 import type { ActivationReads } from './activation-reads.ts';
@@ -46,8 +47,55 @@ function lookupsOf(input: GetSignalsInput, agentUrl: string): SignalLookup[] | u
 /** Tries from memory before the database answers instead (each miss reloads the copy: the catalog changed meanwhile). */
 const MEMORY_ATTEMPTS = 3;
 
-type Answer = SearchPage & { activations: ActivationRow[] };
-const NOTHING: Answer = { rows: [], keys: [], activations: [], hasMore: false };
+const NOTHING: SearchPage = { rows: [], keys: [], hasMore: false };
+const isAgent = (d: Destination) => d.type === 'agent';
+const idOf = (r: SignalRow) => r.id;
+
+/** What a call searches for, given the catalog's destinations: the targets the caller may use, the filters (null: nothing can match) and the cursor fingerprint. */
+interface Plan {
+  targets: Destination[] | undefined;
+  filters: SearchFilters | null;
+  fingerprint: string;
+}
+
+function planOf(input: GetSignalsInput, orgId: string, lookups: SignalLookup[] | undefined, limit: number, destinations: Map<string, DestinationRow>): Plan {
+  const requested = input.deliver_to?.deployments ?? input.destinations;
+  // Sales agents hidden from or denied to the caller are no target; any other agent takes every signal.
+  let targets = requested;
+  let anyAgent = false;
+  if (requested?.some(isAgent)) {
+    targets = [];
+    for (const d of requested) {
+      if (d.type === 'platform' || agentAccess(destinations.get(agentKey(d.agent_url)), orgId) === 'ok') targets.push(d);
+    }
+    anyAgent = targets.some(isAgent);
+  }
+  let platforms: string[] | undefined;
+  if (targets && !anyAgent) {
+    platforms = [];
+    for (const d of targets) if (d.type === 'platform') platforms.push(d.platform.toLowerCase());
+  }
+  const f = input.filters;
+  const query: SearchFilters = {
+    orgId,
+    spec: input.signal_spec,
+    lookups,
+    catalogTypes: f?.catalog_types,
+    dataProviders: f?.data_providers,
+    maxCpm: f?.max_cpm,
+    minCoverage: f?.min_coverage_percentage,
+    countries: input.deliver_to?.countries ?? input.countries,
+    platforms,
+  } as SearchFilters;
+  // The fingerprint covers the query, not the page size or position (they change between pages).
+  const fingerprint = fingerprintOf(query);
+  const cursor = input.pagination?.cursor;
+  query.limit = limit;
+  query.after = cursor ? decodeCursor(cursor, fingerprint) : undefined;
+  // Targets were named but none is usable, or lookups name nothing of this agent: nothing matches.
+  const empty = (requested && !targets?.length) || (lookups && !lookups.length && !input.signal_spec);
+  return { targets, filters: empty ? null : query, fingerprint };
+}
 
 export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, reads: ActivationReads, options: RenderOptions) {
   return defineTask({
@@ -66,85 +114,58 @@ export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, reads:
           field: 'discovery_mode',
         });
       }
-      const requested = input.deliver_to?.deployments ?? input.destinations;
-      const countries = input.deliver_to?.countries ?? input.countries;
-      const agents = requested?.filter((d) => d.type === 'agent') ?? [];
       const lookups = lookupsOf(input, options.agentUrl);
       const limit = Math.min(input.pagination?.max_results ?? input.max_results ?? DEFAULT_PAGE, MAX_PAGE);
 
-      /** The answer given the catalog's destinations; `search` ranks (from memory or the database). */
-      const answer = async (destinations: Map<string, DestinationRow>, search: (f: SearchFilters) => Promise<Answer | null>) => {
-        // Sales agents hidden from or denied to the caller are no target; any other agent takes every signal.
-        const targets: Destination[] | undefined = agents.length
-          ? requested!.filter((d) => d.type === 'platform' || agentAccess(destinations.get(agentKey(d.agent_url)), principal.orgId) === 'ok')
-          : requested;
-        const anyAgent = !!targets?.some((d) => d.type === 'agent');
-        const platforms = targets?.flatMap((d) => (d.type === 'platform' ? [d.platform.toLowerCase()] : []));
-        const f = input.filters;
-        const query = {
-          orgId: principal.orgId,
-          spec: input.signal_spec,
-          lookups,
-          catalogTypes: f?.catalog_types,
-          dataProviders: f?.data_providers,
-          maxCpm: f?.max_cpm,
-          minCoverage: f?.min_coverage_percentage,
-          countries,
-          platforms: anyAgent ? undefined : platforms,
-        };
-        const fingerprint = fingerprintOf(query);
-        const cursor = input.pagination?.cursor;
-        const after = cursor ? decodeCursor(cursor, fingerprint) : undefined;
-        // Targets were named but none is usable, or lookups name nothing of this agent: nothing matches.
-        const empty = (requested && !targets?.length) || (lookups && !lookups.length && !input.signal_spec);
-        const found = empty ? NOTHING : await search({ ...query, limit, after });
-        return found && { ...found, targets, fingerprint };
-      };
-
-      let result: Awaited<ReturnType<typeof answer>> = null;
+      let plan: Plan | null = null;
+      let page: SearchPage | null = null;
+      let activations: ActivationRow[] = [];
       /** The copy an answer from memory came from (its render cache). */
       let source: RenderCache | undefined;
-      for (let attempt = 0; attempt < MEMORY_ATTEMPTS && !result; attempt++) {
+      for (let attempt = 0; attempt < MEMORY_ATTEMPTS; attempt++) {
         const snapshot = await catalog.snapshot.get();
-        const fromMemory = await answer(snapshot.destinations, async (f) => {
-          const query = queryOf(f);
-          if (!query && !f.lookups?.length) return NOTHING;
-          const page = catalog.search(snapshot, f, query ? await catalog.operands(query) : []);
-          return page && { ...page, activations: [] };
-        });
-        if (!fromMemory) break;
+        plan = planOf(input, principal.orgId, lookups, limit, snapshot.destinations);
+        const f = plan.filters;
+        const query = f ? queryOf(f) : '';
+        const found = !f || (!query && !f.lookups?.length) ? NOTHING : catalog.search(snapshot, f, query ? await catalog.operands(query) : []);
+        if (!found) break;
         // The caller's activations, and what proves the copy current: the catalog version read with
         // them (one query per round of requests), or on a local database the copy still being the
         // current one (notifications arrive before a writing call returns).
-        const { version, activations } = await reads.read(
-          principal.id,
-          fromMemory.rows.map((r) => r.id),
-        );
-        const current = version === null ? catalog.snapshot.fresh && catalog.snapshot.peek() === snapshot : version === snapshot.version;
+        const read = await reads.read(principal.id, found.rows.map(idOf));
+        const current = read.version === null ? catalog.snapshot.fresh && catalog.snapshot.peek() === snapshot : read.version === snapshot.version;
         if (current) {
-          result = { ...fromMemory, activations };
+          page = found;
+          activations = read.activations;
           source = snapshot.rendered;
+          break;
         }
         // A write committed after the copy was loaded and its notification is not here yet (or was lost).
-        else if (catalog.snapshot.peek() === snapshot) await catalog.snapshot.refresh();
+        if (catalog.snapshot.peek() === snapshot) await catalog.snapshot.refresh();
       }
-      // What memory does not reproduce, or a catalog changing faster than it reloads: the database ranks.
-      result ??= await answer(
-        agents.length
+      if (!page) {
+        // What memory does not reproduce, or a catalog changing faster than it reloads: the database ranks.
+        const agents = (input.deliver_to?.deployments ?? input.destinations)?.filter(isAgent) ?? [];
+        const destinations = agents.length
           ? await findDestinations(
               db,
               agents.map((d) => agentKey(d.agent_url)),
             )
-          : new Map(),
-        (f) => searchSignalsSql(db, f, principal.id),
-      );
-      const { rows, keys, activations, hasMore, targets, fingerprint } = result!;
-      const last = keys[keys.length - 1];
+          : new Map<string, DestinationRow>();
+        plan = planOf(input, principal.orgId, lookups, limit, destinations);
+        const found = plan.filters ? await searchSignalsSql(db, plan.filters, principal.id) : { ...NOTHING, activations: [] };
+        page = found;
+        activations = found.activations;
+      }
+      const { targets, fingerprint } = plan!;
+      const signals: Json[] = [];
+      for (const row of page.rows) signals.push(renderSignal(row, targets, activations, options, source));
+      const last = page.keys[page.keys.length - 1];
       return {
-        signals: rows.map((r) => renderSignal(r, targets, activations, options, source)),
+        signals,
         // Activation state is the caller's: such an answer (or one for an account) is not shareable.
         cache_scope: input.account || activations.length ? 'account' : 'public',
-        pagination: hasMore && last ? { has_more: true, cursor: encodeCursor(last, fingerprint) } : { has_more: false },
+        pagination: page.hasMore && last ? { has_more: true, cursor: encodeCursor(last, fingerprint) } : { has_more: false },
       };
     },
   });

@@ -3,22 +3,24 @@
  * joins the next query to start, never one already under way, so what it answers was read after
  * the call began (a write committed before the call is seen). The first query of a round starts
  * on setImmediate, so calls received in the same I/O turn join it; one query runs at a time, and
- * calls arriving meanwhile share the one that starts when it ends.
+ * calls arriving meanwhile share the one that starts when it ends. Each caller may name what it
+ * wants (`W`): the query gets every caller's wish of its round, and each caller the round's answer.
  */
-export class CoalescedRead<T> {
-  private next: { promise: Promise<T>; resolve(value: T): void; reject(error: unknown): void } | null = null;
+export class CoalescedRead<T, W = void> {
+  private next: { wanted: W[]; promise: Promise<T>; resolve(value: T): void; reject(error: unknown): void } | null = null;
   private running = false;
 
-  constructor(private readonly query: () => Promise<T>) {}
+  constructor(private readonly query: (wanted: W[]) => Promise<T>) {}
 
-  read(): Promise<T> {
+  read(wanted: W): Promise<T> {
     if (!this.next) {
-      this.next = Promise.withResolvers<T>();
+      this.next = { wanted: [], ...Promise.withResolvers<T>() };
       if (!this.running) {
         this.running = true;
         setImmediate(() => void this.drain());
       }
     }
+    this.next.wanted.push(wanted);
     return this.next.promise;
   }
 
@@ -27,7 +29,7 @@ export class CoalescedRead<T> {
       const round = this.next;
       this.next = null;
       try {
-        round.resolve(await this.query());
+        round.resolve(await this.query(round.wanted));
       } catch (error) {
         round.reject(error);
       }

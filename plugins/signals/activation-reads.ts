@@ -1,6 +1,7 @@
 import { sql } from '../../core/sql.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { Logger } from '../../core/log.ts';
+import { CoalescedRead } from '../../lib/coalesced-read.ts';
 import { activationsAndVersion, activationsOf, type ActivationRow, type ActivationsWanted } from './catalog.ts';
 
 /** Channel of activation changes on a local database, per schema (see CATALOG_CHANNEL). */
@@ -16,11 +17,6 @@ export interface ActivationsRead {
   activations: ActivationRow[];
 }
 
-interface Waiting extends ActivationsWanted {
-  resolve(value: ActivationsRead): void;
-  reject(error: unknown): void;
-}
-
 /**
  * The per-answer read of get_signals, kept exact on both kinds of database:
  * - Shared (Postgres, any number of instances): every request waiting at once is served by one
@@ -31,13 +27,15 @@ interface Waiting extends ActivationsWanted {
  *   delivers the announcement before the writing call returns, so the copy is never behind.
  */
 export class ActivationReads {
-  private waiting: Waiting[] = [];
-  private running = false;
+  /** Shared database: one query per round for every request waiting at once. */
+  private readonly rounds: CoalescedRead<{ version: string; activations: (ActivationRow & { principal_id: string })[] }, ActivationsWanted>;
   /** Local database: principal -> its activations by signal id (null: too many to keep). */
   private readonly copies = new Map<string, Map<string, ActivationRow[]> | null>();
   private generation = 0;
 
-  constructor(private readonly db: DatabasePort) {}
+  constructor(private readonly db: DatabasePort) {
+    this.rounds = new CoalescedRead((wanted) => activationsAndVersion(db, wanted));
+  }
 
   /** On a local database, keep copies current from change announcements; resolves to the unsubscribe function. */
   async follow(logger: Logger): Promise<() => Promise<void>> {
@@ -62,16 +60,11 @@ export class ActivationReads {
     this.copies.clear();
   }
 
-  read(principalId: string, signalIds: string[]): Promise<ActivationsRead> {
+  async read(principalId: string, signalIds: string[]): Promise<ActivationsRead> {
     if (this.db.local) return this.fromCopy(principalId, signalIds);
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ principalId, signalIds, resolve, reject });
-      // Started after the requests already received have queued theirs.
-      if (!this.running) {
-        this.running = true;
-        setImmediate(() => void this.drain());
-      }
-    });
+    const { version, activations } = await this.rounds.read({ principalId, signalIds });
+    const ids = new Set(signalIds);
+    return { version, activations: activations.filter((a) => a.principal_id === principalId && ids.has(a.signal_id)) };
   }
 
   private drop(principalId: string): void {
@@ -96,23 +89,6 @@ export class ActivationReads {
       return { version: null, activations };
     }
     return { version: null, activations: signalIds.flatMap((id) => copy.get(id) ?? []) };
-  }
-
-  private async drain(): Promise<void> {
-    while (this.waiting.length) {
-      const batch = this.waiting;
-      this.waiting = [];
-      try {
-        const { version, activations } = await activationsAndVersion(this.db, batch);
-        for (const w of batch) {
-          const ids = new Set(w.signalIds);
-          w.resolve({ version, activations: activations.filter((a) => a.principal_id === w.principalId && ids.has(a.signal_id)) });
-        }
-      } catch (error) {
-        for (const w of batch) w.reject(error);
-      }
-    }
-    this.running = false;
   }
 }
 

@@ -186,6 +186,8 @@ export interface CapabilityContribution {
   protocol: string;
   /** Extra top-level members of the capabilities response (e.g. `{signals: {...}}`). */
   block?: Json;
+  /** AdCP specialisms this protocol's tasks fully serve (`specialisms` of the response). */
+  specialisms?: readonly string[];
 }
 
 /** Tasks contributed by feature plugins (in `register`); hosts read them in `start`. */

@@ -116,6 +116,7 @@ export default definePlugin({
     tasks.add(listFormatsTask(ctx), buildCreativeTask(ctx), previewCreativeTask(ctx));
     tasks.declareCapability({
       protocol: 'creative',
+      specialisms: ['creative-template', 'creative-generative'],
       block: { creative: { supports_generation: true, supports_transformation: true, has_creative_library: false, supports_compliance: false } },
     });
     http.add(previewRoute(db, clock), hostedAssetRoute(db, clock));

@@ -39,7 +39,7 @@ export default definePlugin({
     const deps: GovernanceDeps = { db, clock, ids, mode: kernel.options.mode, checkTtlSeconds: kernel.options.checkTtlSeconds };
     const service = createGovernanceService(deps);
     tasks.add(syncPlansTask(deps), checkGovernanceTask(service), reportPlanOutcomeTask(service), getPlanAuditLogsTask(deps));
-    tasks.declareCapability({ protocol: 'governance', block: { governance: {} } });
+    tasks.declareCapability({ protocol: 'governance', block: { governance: {} }, specialisms: ['governance-spend-authority', 'governance-delivery-monitor'] });
     kernel.provide(Governance, {
       check: ({ owner, ...request }) => service.check(owner, request),
       async reportOutcome({ owner, ...outcome }) {

@@ -36,6 +36,18 @@ import { listCreativesTask, syncCreativesTask } from './creatives.ts';
 import { createEventHandler } from './impairments.ts';
 import { runDueBuy } from './lifecycle.ts';
 
+/** The sales specialisms these tasks serve (each has its own official storyboard). */
+const SALES_SPECIALISMS = [
+  'sales-non-guaranteed',
+  'sales-guaranteed',
+  'sales-proposal-mode',
+  'sales-broadcast-tv',
+  'sales-catalog-driven',
+  'sales-social',
+  'audience-sync',
+  'governance-aware-seller',
+] as const;
+
 const options = v.object({
   /** Every buy and answer is a sandbox (no real money): the public test agent. */
   sandbox: v.optional(v.boolean(), false),
@@ -64,6 +76,8 @@ const options = v.object({
     {},
   ),
   minAudienceSize: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 1000),
+  /** AdCP specialisms declared in capabilities: the kinds of selling this deployment's inventory supports. */
+  specialisms: v.optional(v.array(v.picklist(SALES_SPECIALISMS)), [...SALES_SPECIALISMS]),
   audienceMatchRate: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1)), 0.7),
   catalogSyncItems: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 1000),
   maxCatalogItems: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000)), 50_000),
@@ -167,6 +181,7 @@ export default definePlugin({
     );
     tasks.declareCapability({
       protocol: 'media_buy',
+      specialisms: o.specialisms,
       block: {
         media_buy: {
           supported_pricing_models: ['cpm', 'vcpm', 'cpc', 'cpcv', 'cpv', 'flat_rate'],

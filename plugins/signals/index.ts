@@ -53,7 +53,7 @@ export default definePlugin({
     const unfollow: Array<() => Promise<void>> = [];
     tasks.add(getSignalsTask(db, catalog, reads, taskOptions), activateSignalTask(db, ids, catalog, reads, taskOptions));
     const block: Json = { discovery_modes: ['brief'], features: { catalog_signals: true } };
-    tasks.declareCapability({ protocol: 'signals', block: { signals: block } });
+    tasks.declareCapability({ protocol: 'signals', block: { signals: block }, specialisms: ['signal-marketplace', 'signal-owned'] });
     controller?.register(...signalsScenarios(db, clock, store, reads));
     return {
       async start() {

@@ -90,6 +90,9 @@ export function capabilitiesTask(registry: TaskRegistry, idempotency: Idempotenc
       // `protocols` narrows the protocol blocks only: the list of supported protocols is always complete.
       const supported = [...new Set(all.map((c) => c.protocol))];
       if (supported.length) body.supported_protocols = supported;
+      const specialisms = new Set(all.flatMap((c) => c.specialisms ?? []));
+      if (verifier) specialisms.add('signed-requests');
+      if (specialisms.size) body.specialisms = [...specialisms];
       const wanted = input.protocols as readonly string[] | undefined;
       for (const c of all) if (!wanted || wanted.includes(c.protocol)) Object.assign(body, c.block ?? {});
       if (verifier) {

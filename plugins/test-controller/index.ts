@@ -22,7 +22,11 @@ const options = v.object({
 const input = v.looseObject({
   scenario: v.pipe(v.string('is required'), v.regex(/^[a-z][a-z0-9_]{0,63}$/, 'must be a scenario name (snake_case)')),
   params: v.optional(v.record(v.string(), v.unknown(), 'must be an object')),
-  account: v.looseObject({ sandbox: v.literal(true, 'must be true: the controller acts on sandbox accounts only') }, 'is required: {sandbox: true}'),
+  // 3.1 sends the caller's sandbox account; 3.0 has no such member. Scenarios act only on sandbox
+  // entities of the caller either way, so a reference naming a production account is refused.
+  account: v.optional(
+    v.looseObject({ sandbox: v.optional(v.literal(true, 'must be true: the controller acts on sandbox accounts only')) }, 'must be an account reference'),
+  ),
   adcp_major_version: v.optional(v.pipe(v.number(), v.integer(), v.minValue(3), v.maxValue(3))),
   adcp_version: v.optional(v.pipe(v.string(), v.maxLength(32))),
   ext: v.optional(v.record(v.string(), v.unknown())),

@@ -176,6 +176,17 @@ forEachDatabase<SalesWorld>(
       expect(unknown.body).toMatchObject({ success: false, error: 'UNKNOWN_SCENARIO' });
     });
 
+    test('3.0 requests carry no account: an unknown scenario is UNKNOWN_SCENARIO, a production account reference is refused', async () => {
+      const c = await get().client('mcp');
+      const bare = await c.call('comply_test_controller', { scenario: 'nonexistent_scenario', params: {} });
+      expect(bare.body).toMatchObject({ success: false, error: 'UNKNOWN_SCENARIO' });
+      const missing = await c.call('comply_test_controller', { scenario: 'force_media_buy_status', params: { media_buy_id: 'mb_none', status: 'active' } });
+      expect(missing.body).toMatchObject({ success: false, error: 'NOT_FOUND' });
+      const production = await c.call('comply_test_controller', { scenario: 'list_scenarios', account: { sandbox: false } });
+      expect(production.body).toMatchObject({ success: false, error: 'INVALID_PARAMS' });
+      await c.close();
+    });
+
     test('seed_account and force_account_status: a suspended sandbox account cannot buy', async () => {
       const w = get();
       const c = await w.client('a2a');

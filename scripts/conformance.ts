@@ -56,7 +56,14 @@ interface StepResult {
 interface RunResult {
   tracks: { scenarios: { scenario: string; steps: StepResult[] }[] }[];
   summary: { steps_passed: number; steps_failed: number; steps_skipped: number };
-  failures?: { storyboard_id: string; step_id: string; step_title?: string; task?: string; error?: string; validation?: { description?: string; expected?: unknown; actual?: unknown } }[];
+  failures?: {
+    storyboard_id: string;
+    step_id: string;
+    step_title?: string;
+    task?: string;
+    error?: string;
+    validation?: { description?: string; expected?: unknown; actual?: unknown };
+  }[];
 }
 
 export interface Row {
@@ -159,10 +166,12 @@ async function capabilities(base: string, tenant: string): Promise<{ supported_p
 
 /** Runs one storyboard (with the scenarios it requires) and splits its steps by storyboard. */
 async function runStoryboard(url: string, id: string): Promise<Map<string, StepResult[]> | string> {
-  const proc = Bun.spawn(
-    [CLI, 'storyboard', 'run', url, id, '--allow-http', '--auth', TEST_TOKEN, '--webhook-receiver', '--json', '--timeout', '180'],
-    { cwd: RUNNER_DIR, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, NO_COLOR: '1' } },
-  );
+  const proc = Bun.spawn([CLI, 'storyboard', 'run', url, id, '--allow-http', '--auth', TEST_TOKEN, '--webhook-receiver', '--json', '--timeout', '180'], {
+    cwd: RUNNER_DIR,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   let result: RunResult;
   try {
@@ -259,13 +268,19 @@ const pathWidth = Math.max(...rows.map((r) => r.path.length), 4);
 console.log(`\nAdCP conformance (@adcp/sdk storyboards, storage ${storage})\n`);
 console.log(`${'storyboard'.padEnd(width)}  ${'path'.padEnd(pathWidth)}  passed  failed  skipped  status`);
 for (const r of rows) {
-  console.log(`${r.storyboard.padEnd(width)}  ${r.path.padEnd(pathWidth)}  ${String(r.passed).padStart(6)}  ${String(r.failed).padStart(6)}  ${String(r.skipped).padStart(7)}  ${r.status}`);
+  console.log(
+    `${r.storyboard.padEnd(width)}  ${r.path.padEnd(pathWidth)}  ${String(r.passed).padStart(6)}  ${String(r.failed).padStart(6)}  ${String(r.skipped).padStart(7)}  ${r.status}`,
+  );
   if (args.verbose) {
     for (const f of r.failures) console.log(`    FAIL ${f}`);
     for (const s of r.skips) console.log(`    skip ${s}`);
   }
 }
-const total = rows.reduce((t, r) => ({ passed: t.passed + r.passed, failed: t.failed + r.failed, skipped: t.skipped + r.skipped }), { passed: 0, failed: 0, skipped: 0 });
+const total = rows.reduce((t, r) => ({ passed: t.passed + r.passed, failed: t.failed + r.failed, skipped: t.skipped + r.skipped }), {
+  passed: 0,
+  failed: 0,
+  skipped: 0,
+});
 console.log(`\ntotal: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped (${rows.length} storyboard runs)`);
 if (args.json) writeFileSync(args.json, JSON.stringify({ storage, rows, total }, null, 2));
 process.exit(total.failed ? 1 : 0);

@@ -27,6 +27,8 @@ export type ScenarioResult =
 export interface ScenarioContext<P> {
   params: P;
   principal: Principal;
+  /** The request's sandbox account reference, when it names one (3.1 sends it; 3.0 has none). */
+  account?: Readonly<Record<string, unknown>>;
 }
 
 /**

@@ -103,7 +103,7 @@ export async function importCatalog(db: DatabasePort, raw: unknown): Promise<{ p
 }
 
 /** Upsert one product; runs inside a transaction that also calls announceCatalogChange. */
-async function upsertProduct(tx: Queryable, p: CatalogProduct, position: number): Promise<void> {
+export async function upsertProduct(tx: Queryable, p: CatalogProduct, position: number): Promise<void> {
   const currencies = [...new Set(p.pricing_options.map((o) => o.currency))];
   const hasFixed = p.pricing_options.some((o) => o.fixed_price !== undefined);
   const keywords = [...p.channels.map((c) => c.replace(/_/g, ' ')), ...p.tags].join(' ');

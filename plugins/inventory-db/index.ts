@@ -1,7 +1,9 @@
 import * as v from 'valibot';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { definePlugin } from '../../core/plugin.ts';
+import { definePlugin, optional } from '../../core/plugin.ts';
+import { TestController } from '../../core/ports/test-controller.ts';
+import { inventoryScenarios } from './test-controls.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Inventory } from '../../core/ports/inventory.ts';
@@ -25,10 +27,10 @@ const options = v.object({
 export default definePlugin({
   name: 'inventory-db',
   provides: [Inventory],
-  deps: { db: Database },
+  deps: { db: Database, controller: optional(TestController) },
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db }, kernel) {
+  init({ db, controller }, kernel) {
     const inventory = new MemoryInventory(db);
     let unfollow: (() => Promise<void>) | undefined;
     kernel.provide(Inventory, {
@@ -36,6 +38,7 @@ export default definePlugin({
       get: (ids) => inventory.get(ids),
       forecast: forecastProduct,
     });
+    controller?.register(...inventoryScenarios(db));
     return {
       async start() {
         const seed = kernel.options.seed;

@@ -21,14 +21,49 @@ export interface AccountRow {
 
 const ACCOUNT_STATUSES = ['active', 'pending_approval', 'rejected', 'payment_required', 'suspended', 'closed'] as const;
 
-/** The account a request names, owned by the caller; ACCOUNT_NOT_FOUND otherwise. */
-export async function resolveAccount(q: Queryable, owner: string, ref: AccountRef, field = 'account'): Promise<AccountRow> {
+/** How the deployment resolves account references (SalesDeps carries all of it). */
+export type AccountDeps = Pick<SalesDeps, 'options' | 'ids' | 'clock'>;
+
+/** Whether an account of this natural key is a sandbox one: always, on a sandbox-only deployment. */
+const isSandbox = (deps: AccountDeps, flag: boolean | undefined) => deps.options.sandbox || (flag ?? false);
+
+async function findAccount(deps: AccountDeps, q: Queryable, owner: string, ref: AccountRef): Promise<AccountRow | undefined> {
   const rows =
     'account_id' in ref
       ? await q.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE account_id = ${ref.account_id}::text AND owner = ${owner}::text`)
       : await q.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE owner = ${owner}::text AND brand_domain = ${ref.brand.domain}::text
-          AND operator = ${ref.operator}::text AND sandbox = ${ref.sandbox ?? false}::boolean`);
-  const account = rows[0];
+          AND operator = ${ref.operator}::text AND sandbox = ${isSandbox(deps, ref.sandbox)}::boolean`);
+  return rows[0];
+}
+
+/**
+ * A sandbox deployment trusts the buyer's {brand, operator} claim (capabilities: account
+ * require_operator_auth false) and provisions the sandbox account on first use, as sync_accounts
+ * would with billing operator; a production deployment wants sync_accounts first.
+ */
+async function provisionSandboxAccount(deps: AccountDeps, q: Queryable, owner: string, ref: AccountRef): Promise<AccountRow | undefined> {
+  if (!deps.options.sandbox || 'account_id' in ref) return undefined;
+  const now = deps.clock.now();
+  const rows = await q.query<AccountRow>(sql`
+    INSERT INTO sales_accounts (account_id, owner, brand_domain, operator, billing, sandbox, status, name, created_at, updated_at)
+    VALUES (${`acc_${deps.ids.uuid7().replace(/-/g, '')}`}::text, ${owner}::text, ${ref.brand.domain}::text, ${ref.operator}::text, 'operator', true, 'active',
+            ${`${ref.brand.domain} via ${ref.operator}`}::text, ${now}::timestamptz, ${now}::timestamptz)
+    ON CONFLICT (owner, brand_domain, operator, sandbox) DO NOTHING RETURNING *`);
+  return rows[0] ?? (await findAccount(deps, q, owner, ref));
+}
+
+/**
+ * The account a request names, owned by the caller; ACCOUNT_NOT_FOUND otherwise. `provision`
+ * (mutating tasks) creates an unknown natural-key reference on a sandbox deployment.
+ */
+export async function resolveAccount(
+  deps: AccountDeps,
+  q: Queryable,
+  owner: string,
+  ref: AccountRef,
+  { field = 'account', provision = false }: { field?: string; provision?: boolean } = {},
+): Promise<AccountRow> {
+  const account = (await findAccount(deps, q, owner, ref)) ?? (provision ? await provisionSandboxAccount(deps, q, owner, ref) : undefined);
   if (!account) {
     throw new ProtocolError(
       'ACCOUNT_NOT_FOUND',
@@ -101,7 +136,7 @@ export function syncAccountsTask(deps: SalesDeps) {
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'delete_missing is not supported: close accounts with the seller', { field: 'delete_missing' });
       const owner = principal.orgId;
       const now = clock.now();
-      const sandbox = (a: { sandbox?: boolean }) => deps.options.sandbox || (a.sandbox ?? false);
+      const sandbox = (a: { sandbox?: boolean }) => isSandbox(deps, a.sandbox);
       const sync = async (tx: Queryable) => {
         const out: Json[] = [];
         for (const a of input.accounts) {

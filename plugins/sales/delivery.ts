@@ -51,7 +51,7 @@ export function getMediaBuyDeliveryTask(deps: SalesDeps) {
         );
       }
       const where = [sql`owner = ${owner}::text`, sql`status <> 'pending_review'`, sql`confirmed_at IS NOT NULL`];
-      if (input.account) where.push(sql`account_id = ${(await resolveAccount(deps.db, owner, input.account)).account_id}::text`);
+      if (input.account) where.push(sql`account_id = ${(await resolveAccount(deps, deps.db, owner, input.account)).account_id}::text`);
       if (input.media_buy_ids) where.push(sql`media_buy_id = ANY(${input.media_buy_ids}::text[])`);
       const statuses = input.status_filter === undefined ? undefined : Array.isArray(input.status_filter) ? input.status_filter : [input.status_filter];
       if (statuses) where.push(sql`status = ANY(${statuses}::text[])`);

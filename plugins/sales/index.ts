@@ -23,6 +23,7 @@ import { providePerformanceFeedbackTask } from './feedback.ts';
 import { syncCatalogsTask } from './catalogs/sync.ts';
 import { createRemoteGovernance } from './governance-client.ts';
 import { salesScenarios } from './test-controls.ts';
+import { salesSeeds } from './test-seeds.ts';
 import { Tasks } from '../../core/task.ts';
 import type { SalesDeps } from './deps.ts';
 import { createFormatResolver } from './formats.ts';
@@ -183,6 +184,8 @@ export default definePlugin({
       protocol: 'media_buy',
       specialisms: o.specialisms,
       block: {
+        // Buyer-declared accounts: sync_accounts (or, on a sandbox deployment, first use) creates them.
+        account: { require_operator_auth: false, supported_billing: ['operator', 'agent', 'advertiser'], required_for_products: false, sandbox: true },
         media_buy: {
           supported_pricing_models: ['cpm', 'vcpm', 'cpc', 'cpcv', 'cpv', 'flat_rate'],
           buying_modes: ['brief', 'refine'],
@@ -201,7 +204,7 @@ export default definePlugin({
       },
     });
     adServer.subscribe(createEventHandler(deps));
-    controller?.register(...salesScenarios(deps, simulation));
+    controller?.register(...salesScenarios(deps, simulation), ...salesSeeds(deps));
     kernel.scheduler.add({ name: 'lifecycle', intervalMs: o.jobIntervalMs, run: async () => ((await runDueBuy(deps)) ? 'again' : undefined) });
   },
 });

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { DOMAIN_PATTERN } from '../../lib/adcp/patterns.ts';
+import { measurementTerms } from './measurement-terms.ts';
 
 /** Request pieces shared by the sales tasks (AdCP 3.x shapes, accepted from 3.0 and 3.1 clients). */
 
@@ -113,6 +114,7 @@ export const packageRequest = v.object({
   paused: v.optional(v.boolean()),
   creatives: v.optional(v.pipe(v.array(creativeAsset), v.minLength(1), v.maxLength(50))),
   creative_assignments: v.optional(v.pipe(v.array(creativeAssignment), v.minLength(1), v.maxLength(50))),
+  measurement_terms: v.optional(measurementTerms),
   context: v.optional(v.record(v.string(), v.unknown())),
 });
 export type PackageRequest = v.InferOutput<typeof packageRequest>;

@@ -74,6 +74,9 @@ export function envelopeSchema(requireOperationId: boolean) {
 }
 type Envelope = v.InferOutput<ReturnType<typeof envelopeSchema>>;
 /** Both variants built once (a schema per call would be rebuilt on every request). */
+/** AdCP major versions every task answers in (capabilities' `major_versions`). */
+export const SUPPORTED_MAJOR_VERSIONS: readonly number[] = [3];
+
 const ENVELOPES = { required: envelopeSchema(true), optional: envelopeSchema(false) };
 
 export interface PipelineOptions {
@@ -200,6 +203,15 @@ export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<Ta
     assertSafeInput(rawInput);
     const envelope = parseChecked(deps.options.requireOperationId ? ENVELOPES.required : ENVELOPES.optional, rawInput);
     context = envelope.context;
+    const major = rawInput.adcp_major_version;
+    // A well-formed version this agent does not speak is version negotiation, not a malformed request.
+    if (Number.isInteger(major) && !SUPPORTED_MAJOR_VERSIONS.includes(major as number)) {
+      throw new ProtocolError('VERSION_UNSUPPORTED', `adcp_major_version ${major} is not supported; this agent speaks ${SUPPORTED_MAJOR_VERSIONS.join(', ')}`, {
+        field: 'adcp_major_version',
+        status: 400,
+        suggestion: 'Call get_adcp_capabilities without adcp_major_version and retry with one of its major_versions',
+      });
+    }
     const input = parseChecked(task.input, rawInput, '', task.inputIssueCode);
     const a2aPush = checkRegistrations(deps, task, envelope.push_notification_config, call.a2aPush);
 

@@ -3,6 +3,7 @@ import { defineTask, type Json, type TaskRegistry } from '../../core/task.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import type { IdempotencyPort } from '../../core/ports/idempotency.ts';
 import type { RequestVerifierPort } from '../../core/ports/request-verifier.ts';
+import { SUPPORTED_MAJOR_VERSIONS } from './pipeline.ts';
 import type { StatusHistoryEntry, TaskRecord } from '../../core/ports/tasks.ts';
 import type { TaskRepository } from './store.ts';
 
@@ -81,7 +82,7 @@ export function capabilitiesTask(registry: TaskRegistry, idempotency: Idempotenc
       const all = registry.capabilityContributions().filter((c) => !protocols || protocols.includes(c.protocol));
       const body: Json = {
         [namespace]: {
-          major_versions: [3],
+          major_versions: [...SUPPORTED_MAJOR_VERSIONS],
           // Release-precision versions whose response schemas every answer satisfies (3.1 field; 3.0 ignores it).
           ...(namespace === 'adcp' ? { supported_versions: ['3.0', '3.1'] } : {}),
           idempotency: { supported: true, replay_ttl_seconds: idempotency.replayTtlSeconds },

@@ -80,7 +80,7 @@ export default definePlugin({
             };
           const params = parseOrThrow(scenario.params, input.params ?? {}, 'params');
           try {
-            const result = await scenario.run({ params, principal });
+            const result = await scenario.run({ params, principal, account: input.account });
             const { kind: _kind, ...body } = result;
             return { success: true, ...body };
           } catch (error) {

@@ -289,11 +289,11 @@ const CASES: Case[] = [
     field: 'catalogs',
   },
   {
-    name: 'test controller without the sandbox assertion',
+    name: 'test controller naming a production account',
     task: 'comply_test_controller',
-    args: (s) => ({ scenario: 'force_media_buy_status', params: { media_buy_id: s.buy, status: 'active' } }),
+    args: (s) => ({ scenario: 'force_media_buy_status', account: { sandbox: false }, params: { media_buy_id: s.buy, status: 'active' } }),
     code: 'INVALID_REQUEST',
-    field: 'account',
+    field: 'account.sandbox',
   },
   {
     name: 'test controller status it does not force',

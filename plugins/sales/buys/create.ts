@@ -6,6 +6,7 @@ import type { Order } from '../../../core/ports/ad-server.ts';
 import type { SalesDeps } from '../deps.ts';
 import { accountRef, brandRef, money, packageRequest, pushConfig, reportingWebhook, timestamp, versionFields } from '../schemas.ts';
 import { resolveAccount } from '../accounts.ts';
+import { checkMeasurementTerms } from '../measurement-terms.ts';
 import { sealChannel } from '../channels.ts';
 import { dueAt } from '../lifecycle.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
@@ -74,14 +75,9 @@ export function createMediaBuyTask(deps: SalesDeps) {
       }
       if (input.proposal_id)
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'This seller makes no proposals: buy products by packages', { field: 'proposal_id' });
-      const account = await resolveAccount(deps.db, owner, input.account);
-      if (input.brand && input.brand.domain !== account.brand_domain) {
-        throw new ProtocolError(
-          'INVALID_REQUEST',
-          `brand.domain: ${input.brand.domain} is not the brand of account ${account.account_id} (${account.brand_domain})`,
-          { field: 'brand.domain' },
-        );
-      }
+      // Terms are negotiated before anything else: the buyer's retry corrects only them.
+      for (const [i, p] of input.packages.entries()) checkMeasurementTerms(p.measurement_terms, `packages[${i}].measurement_terms`);
+      const account = await resolveAccount(deps, deps.db, owner, input.account, { provision: true });
       const now = clock.now();
       const asap = input.start_time === 'asap';
       const start = asap ? now : new Date(input.start_time);
@@ -141,7 +137,8 @@ export function createMediaBuyTask(deps: SalesDeps) {
         media_buy_id: mediaBuyId,
         owner,
         account_id: account.account_id,
-        brand_domain: account.brand_domain,
+        // The advertiser of this buy: an account (a billing relationship) may buy for several brands.
+        brand_domain: input.brand?.domain ?? account.brand_domain,
         status,
         revision: 1,
         currency: planned[0]!.row.currency,

@@ -60,7 +60,7 @@ export function getMediaBuysTask(deps: SalesDeps) {
     async handler({ input, principal, clock }) {
       const owner = principal.orgId;
       let account: AccountRow | undefined;
-      if (input.account) account = await resolveAccount(deps.db, owner, input.account);
+      if (input.account) account = await resolveAccount(deps, deps.db, owner, input.account);
       // Buys still under the seller's review are not confirmed media buys yet.
       const where = [sql`owner = ${owner}::text`, sql`status <> 'pending_review'`];
       // 3.0 has no unconfirmed buys (confirmed_at is a timestamp there): rejected-before-confirmation ones are for 3.1 readers.

@@ -67,14 +67,9 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           field: 'media_buy_id',
         });
       }
-      if (input.account) {
-        const account = await resolveAccount(deps.db, owner, input.account);
-        if (account.account_id !== current.account_id)
-          throw new ProtocolError('MEDIA_BUY_NOT_FOUND', `No media buy ${input.media_buy_id} in account ${account.account_id}`, {
-            status: 404,
-            field: 'media_buy_id',
-          });
-      }
+      // media_buy_id names the buy among the caller's; a named account must exist, but it only
+      // routes (buyers resend the account they last used, which may be another of theirs).
+      if (input.account) await resolveAccount(deps, deps.db, owner, input.account);
       checkChannel(deps, input.push_notification_config, 'push_notification_config');
       checkChannel(deps, input.reporting_webhook, 'reporting_webhook');
       const now = clock.now();

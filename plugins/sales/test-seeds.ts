@@ -1,0 +1,150 @@
+import * as v from 'valibot';
+import { sql } from '../../core/sql.ts';
+import type { Queryable } from '../../core/ports/database.ts';
+import type { Principal } from '../../core/ports/auth.ts';
+import { defineScenario, ScenarioError, type ScenarioContext, type TestScenario } from '../../core/ports/test-controller.ts';
+import { ProtocolError } from '../../core/errors.ts';
+import type { SalesDeps } from './deps.ts';
+import { resolveAccount, type AccountRow } from './accounts.ts';
+import { accountRef } from './schemas.ts';
+import { formatKey } from './formats.ts';
+import { addHistory, insertBuy, type BuyStatus } from './buys/store.ts';
+
+const id = v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
+const currency = v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'));
+const instant = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 timestamp with a time zone'));
+const SEEDABLE_BUY_STATUSES = ['pending_creatives', 'pending_start', 'active', 'paused', 'completed', 'canceled'] as const;
+const CREATIVE_STATUSES = ['processing', 'pending_review', 'approved', 'rejected', 'archived'] as const;
+
+/** Creative agent named by fixture formats that give only an id (the reference formats' agent). */
+const REFERENCE_FORMAT_AGENT = 'https://creative.adcontextprotocol.org/';
+const DAY = 86_400_000;
+
+/** The sandbox account the controller call names (provisioned on a sandbox deployment). */
+async function fixtureAccount(deps: SalesDeps, tx: Queryable, principal: Principal, account: ScenarioContext<unknown>['account']): Promise<AccountRow> {
+  const ref = v.safeParse(accountRef, account ?? null);
+  if (!ref.success)
+    throw new ScenarioError('INVALID_PARAMS', 'account: a seeded fixture belongs to a sandbox account; send account {account_id} or {brand, operator}');
+  let row: AccountRow;
+  try {
+    row = await resolveAccount(deps, tx, principal.orgId, ref.output, { provision: true });
+  } catch (error) {
+    if (error instanceof ProtocolError) throw new ScenarioError('NOT_FOUND', error.message, null);
+    throw error;
+  }
+  if (!row.sandbox) throw new ScenarioError('FORBIDDEN', `Account ${row.account_id} is not a sandbox account`, null);
+  return row;
+}
+
+/**
+ * Fixtures of the official storyboards that belong to a buyer (`seed_media_buy`, `seed_creative`):
+ * written under the caller's sandbox account, so two callers never see each other's fixtures. A
+ * fixture id held by another caller is INVALID_PARAMS; seeding the same id again updates it.
+ */
+export function salesSeeds(deps: SalesDeps): TestScenario[] {
+  return [
+    defineScenario({
+      name: 'seed_media_buy',
+      protocol: 'media_buy',
+      description: 'Create a sandbox media buy with a chosen id: params {media_buy_id, fixture: {status, currency, budget: {total}, flight: {start, end}}}',
+      params: v.object({
+        media_buy_id: id,
+        fixture: v.optional(
+          v.looseObject({
+            status: v.optional(v.picklist(SEEDABLE_BUY_STATUSES, `must be one of ${SEEDABLE_BUY_STATUSES.join(', ')}`), 'active'),
+            currency: v.optional(currency),
+            budget: v.optional(v.looseObject({ total: v.pipe(v.number(), v.minValue(0)), currency: v.optional(currency) })),
+            flight: v.optional(v.looseObject({ start: instant, end: instant })),
+          }),
+          {},
+        ),
+      }),
+      async run({ params, principal, account }) {
+        const fx = params.fixture;
+        return deps.db.transaction(async (tx) => {
+          const acc = await fixtureAccount(deps, tx, principal, account);
+          const [taken] = await tx.query<{ owner: string }>(
+            sql`SELECT owner FROM sales_media_buys WHERE media_buy_id = ${params.media_buy_id}::text FOR UPDATE`,
+          );
+          if (taken && taken.owner !== principal.orgId) throw new ScenarioError('INVALID_PARAMS', `Media buy ${params.media_buy_id} belongs to another caller`);
+          const now = deps.clock.now();
+          const start = fx.flight ? new Date(fx.flight.start) : new Date(now.getTime() - DAY);
+          const end = fx.flight ? new Date(fx.flight.end) : new Date(now.getTime() + 30 * DAY);
+          if (end <= start) throw new ScenarioError('INVALID_PARAMS', 'fixture.flight: end must be after start');
+          const status = fx.status as BuyStatus;
+          if (taken) {
+            await tx.query(sql`DELETE FROM sales_media_buys WHERE media_buy_id = ${params.media_buy_id}::text`);
+          }
+          await insertBuy(tx, {
+            media_buy_id: params.media_buy_id,
+            owner: principal.orgId,
+            account_id: acc.account_id,
+            brand_domain: acc.brand_domain,
+            status,
+            revision: 1,
+            currency: fx.budget?.currency ?? fx.currency ?? 'USD',
+            total_budget: fx.budget?.total ?? 10_000,
+            start_time: start,
+            end_time: end,
+            asap: false,
+            sandbox: true,
+            po_number: null,
+            confirmed_at: now,
+            started_at: null,
+            ended_at: null,
+            rejection_reason: null,
+            canceled_by: null,
+            cancellation_reason: null,
+            push_config: null,
+            reporting_webhook: null,
+            context: null,
+            governance: null,
+            report_cursor: null,
+            report_seq: 0,
+            delayed_window: null,
+            final_sent_at: null,
+            impairments_due_at: null,
+            due_at: null,
+            created_at: now,
+            updated_at: now,
+          });
+          await addHistory(tx, { mediaBuyId: params.media_buy_id, revision: 1, at: now, actor: 'test controller', action: 'seeded', summary: status });
+          return { kind: 'seed', message: `Sandbox media buy ${params.media_buy_id} (${status})` };
+        });
+      },
+    }),
+    defineScenario({
+      name: 'seed_creative',
+      protocol: 'media_buy',
+      description: "Add a creative to the caller's sandbox library with a chosen id: params {creative_id, fixture: {format_id: {id}, status, name}}",
+      params: v.object({
+        creative_id: id,
+        fixture: v.optional(
+          v.looseObject({
+            format_id: v.optional(
+              v.looseObject({ id: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,128}$/)), agent_url: v.optional(v.pipe(v.string(), v.url())) }),
+            ),
+            status: v.optional(v.picklist(CREATIVE_STATUSES, `must be one of ${CREATIVE_STATUSES.join(', ')}`), 'approved'),
+            name: v.optional(v.pipe(v.string(), v.maxLength(256))),
+          }),
+          {},
+        ),
+      }),
+      async run({ params, principal, account }) {
+        const fx = params.fixture;
+        const format = { agent_url: fx.format_id?.agent_url ?? REFERENCE_FORMAT_AGENT, id: fx.format_id?.id ?? 'display_300x250' };
+        return deps.db.transaction(async (tx) => {
+          const acc = await fixtureAccount(deps, tx, principal, account);
+          const now = deps.clock.now();
+          await tx.query(sql`
+            INSERT INTO sales_creatives (account_id, creative_id, owner, name, format_id, format_key, assets, status, created_at, updated_at)
+            VALUES (${acc.account_id}::text, ${params.creative_id}::text, ${principal.orgId}::text, ${fx.name ?? params.creative_id}::text, ${format}::jsonb,
+                    ${formatKey(format)}::text, '{}'::jsonb, ${fx.status}::text, ${now}::timestamptz, ${now}::timestamptz)
+            ON CONFLICT (account_id, creative_id) DO UPDATE SET format_id = EXCLUDED.format_id, format_key = EXCLUDED.format_key,
+              status = EXCLUDED.status, name = EXCLUDED.name, updated_at = EXCLUDED.updated_at`);
+          return { kind: 'seed', message: `Sandbox creative ${params.creative_id} (${fx.status})` };
+        });
+      },
+    }),
+  ];
+}

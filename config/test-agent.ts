@@ -4,7 +4,8 @@ import auth from '../plugins/auth/index.ts';
 import tasks from '../plugins/tasks/index.ts';
 import idempotency from '../plugins/idempotency/index.ts';
 import signals from '../plugins/signals/index.ts';
-import inventoryDb from '../plugins/inventory-db/index.ts';
+import inventoryDb, { DEFAULT_SEED } from '../plugins/inventory-db/index.ts';
+import { CONFORMANCE_PRODUCTS } from '../plugins/test-agent/index.ts';
 import adServerSimulated from '../plugins/ad-server-simulated/index.ts';
 import sales from '../plugins/sales/index.ts';
 import creative from '../plugins/creative/index.ts';
@@ -65,7 +66,8 @@ export default definePreset({
     idempotency(),
     testController({ enabled: true }),
     signals({ activationDelaySeconds: 5 }),
-    inventoryDb(),
+    // The sandbox catalog plus the product the official storyboards buy when they name none.
+    inventoryDb({ seed: [DEFAULT_SEED, CONFORMANCE_PRODUCTS] }),
     adServerSimulated(),
     governance(),
     sales({ sandbox: true, minAudienceSize: 10 }),

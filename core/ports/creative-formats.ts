@@ -15,6 +15,8 @@ export interface FormatSummary {
  */
 export interface CreativeFormatsPort {
   readonly agentUrl: string;
+  /** Other agents whose formats this catalog holds verbatim (the reference creative agent): answered locally too. */
+  readonly mirrors?: readonly string[];
   find(ids: readonly string[]): Promise<Map<string, FormatSummary>>;
 }
 

@@ -21,6 +21,7 @@ import { buildCreativeTask } from './tasks/build.ts';
 import { previewCreativeTask } from './tasks/preview.ts';
 import type { CreativeContext } from './context.ts';
 import { FormatCatalog } from './catalog.ts';
+import { REFERENCE_CREATIVE_AGENT } from '../../lib/adcp/reference-formats.ts';
 import { CreativeFormats } from '../../core/ports/creative-formats.ts';
 
 export const DEFAULT_SEED = join(import.meta.dir, 'seed.json');
@@ -94,6 +95,8 @@ export default definePlugin({
     // A sales agent in the same deployment validates format ids against this catalog directly.
     kernel.provide(CreativeFormats, {
       agentUrl,
+      // The catalog is seeded with the reference formats, so it answers for their agent too.
+      mirrors: [REFERENCE_CREATIVE_AGENT],
       async find(ids) {
         const found = await catalog.find(ids);
         return new Map([...found].map(([id, d]) => [id, { id, name: d.name, type: d.type }]));

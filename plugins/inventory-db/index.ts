@@ -14,8 +14,8 @@ import { forecastProduct } from './forecast.ts';
 export const DEFAULT_SEED = join(import.meta.dir, 'seed.json');
 
 const options = v.object({
-  /** Catalog loaded when the product table is empty (first start); `false` to start empty. */
-  seed: v.optional(v.union([v.string(), v.literal(false)]), DEFAULT_SEED),
+  /** Catalog file(s) loaded, in order, when the product table is empty (first start); `false` to start empty. */
+  seed: v.optional(v.union([v.string(), v.array(v.string()), v.literal(false)]), DEFAULT_SEED),
 });
 
 /**
@@ -43,8 +43,10 @@ export default definePlugin({
       async start() {
         const seed = kernel.options.seed;
         if (seed && (await countProducts(db)) === 0) {
-          const counts = await importCatalog(db, JSON.parse(readFileSync(seed, 'utf8')));
-          kernel.logger.info({ seed, ...counts }, 'product catalog seeded');
+          for (const file of typeof seed === 'string' ? [seed] : seed) {
+            const counts = await importCatalog(db, JSON.parse(readFileSync(file, 'utf8')));
+            kernel.logger.info({ seed: file, ...counts }, 'product catalog seeded');
+          }
         }
         unfollow = await inventory.follow(kernel.logger);
         await inventory.snapshot.get();

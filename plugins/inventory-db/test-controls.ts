@@ -4,13 +4,11 @@ import { parseOrThrow } from '../../core/validation.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineScenario, ScenarioError, type TestScenario } from '../../core/ports/test-controller.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
+import { REFERENCE_CREATIVE_AGENT } from '../../lib/adcp/reference-formats.ts';
 import { announceCatalogChange, catalogProduct, PRODUCT_COLUMNS, toProduct, upsertProduct, type CatalogProduct, type ProductRow } from './catalog.ts';
 
 const id = v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
 const fixture = v.optional(v.record(v.string(), v.unknown(), 'must be an object'), {});
-
-/** Creative agent named by fixture formats that give only an id (the reference formats' agent). */
-export const REFERENCE_FORMAT_AGENT = 'https://creative.adcontextprotocol.org/';
 
 /** Option a seeded product carries until the storyboard seeds its own (a product needs one). */
 const PLACEHOLDER_OPTION = 'sandbox_placeholder';
@@ -30,7 +28,7 @@ async function nextPosition(tx: Queryable): Promise<number> {
 function merged(productId: string, base: CatalogProduct | undefined, fx: Record<string, unknown>): CatalogProduct {
   const words = productId.replace(/[_.:-]+/g, ' ').trim();
   const formats = Array.isArray(fx.format_ids)
-    ? fx.format_ids.map((f) => (f && typeof f === 'object' && !('agent_url' in f) ? { agent_url: REFERENCE_FORMAT_AGENT, ...f } : f))
+    ? fx.format_ids.map((f) => (f && typeof f === 'object' && !('agent_url' in f) ? { agent_url: REFERENCE_CREATIVE_AGENT, ...f } : f))
     : undefined;
   // Storyboard fixtures say `video`, which neither schema version's channel enum has: online video is `olv`.
   const channels = Array.isArray(fx.channels) ? fx.channels.map((c) => (c === 'video' ? 'olv' : c)) : undefined;

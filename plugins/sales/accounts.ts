@@ -38,8 +38,8 @@ async function findAccount(deps: AccountDeps, q: Queryable, owner: string, ref: 
 
 /**
  * A sandbox deployment trusts the buyer's {brand, operator} claim (capabilities: account
- * require_operator_auth false) and provisions the sandbox account on first use, as sync_accounts
- * would with billing operator; a production deployment wants sync_accounts first.
+ * require_operator_auth false) and provisions the sandbox account on first reference, as
+ * sync_accounts would with billing operator; a production deployment wants sync_accounts first.
  */
 async function provisionSandboxAccount(deps: AccountDeps, q: Queryable, owner: string, ref: AccountRef): Promise<AccountRow | undefined> {
   if (!deps.options.sandbox || 'account_id' in ref) return undefined;
@@ -53,17 +53,11 @@ async function provisionSandboxAccount(deps: AccountDeps, q: Queryable, owner: s
 }
 
 /**
- * The account a request names, owned by the caller; ACCOUNT_NOT_FOUND otherwise. `provision`
- * (mutating tasks) creates an unknown natural-key reference on a sandbox deployment.
+ * The account a request names, owned by the caller; ACCOUNT_NOT_FOUND otherwise. On a sandbox
+ * deployment every natural key exists: the first reference, read or write, provisions it.
  */
-export async function resolveAccount(
-  deps: AccountDeps,
-  q: Queryable,
-  owner: string,
-  ref: AccountRef,
-  { field = 'account', provision = false }: { field?: string; provision?: boolean } = {},
-): Promise<AccountRow> {
-  const account = (await findAccount(deps, q, owner, ref)) ?? (provision ? await provisionSandboxAccount(deps, q, owner, ref) : undefined);
+export async function resolveAccount(deps: AccountDeps, q: Queryable, owner: string, ref: AccountRef, field = 'account'): Promise<AccountRow> {
+  const account = (await findAccount(deps, q, owner, ref)) ?? (await provisionSandboxAccount(deps, q, owner, ref));
   if (!account) {
     throw new ProtocolError(
       'ACCOUNT_NOT_FOUND',

@@ -183,7 +183,7 @@ export function syncAudiencesTask(deps: SalesDeps) {
     mutating: true,
     input: syncAudiencesInput,
     async handler({ input, principal, clock, ids }) {
-      const account = await resolveAccount(deps, deps.db, principal.orgId, input.account, { provision: true });
+      const account = await resolveAccount(deps, deps.db, principal.orgId, input.account);
       const now = clock.now();
       const results = await deps.db.transaction(async (tx) => {
         const existing = new Map(

@@ -77,7 +77,7 @@ export function syncEventSourcesTask(deps: SalesDeps) {
     }),
     async handler({ input, principal, clock }) {
       const owner = principal.orgId;
-      const account = await resolveAccount(deps, deps.db, owner, input.account, { provision: true });
+      const account = await resolveAccount(deps, deps.db, owner, input.account);
       const now = clock.now();
       const sources = await deps.db.transaction(async (tx) => {
         type Row = { event_source_id: string; account_id: string; name: string | null; event_types: string[] | null; allowed_domains: string[] | null };

@@ -154,7 +154,7 @@ export function syncCreativesTask(deps: SalesDeps) {
     async handler({ input, principal, clock }) {
       if (input.delete_missing) throw new ProtocolError('UNSUPPORTED_FEATURE', 'delete_missing is not supported by this seller', { field: 'delete_missing' });
       const owner = principal.orgId;
-      const account = await resolveAccount(deps, deps.db, owner, input.account, { provision: true });
+      const account = await resolveAccount(deps, deps.db, owner, input.account);
       const prepared = await prepareCreatives(deps, input.creatives, 'creatives');
       const byId = new Map(prepared.map((p) => [p.input.creative_id, p]));
       const assignments = input.assignments ?? [];

@@ -6,12 +6,16 @@ import type { DatabasePort } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { CrawlerPort } from '../../core/ports/crawler.ts';
 import type { CreativeFormatsPort } from '../../core/ports/creative-formats.ts';
-import type { FormatRef } from '../../core/ports/inventory.ts';
+import type { FormatRef, InventoryPort } from '../../core/ports/inventory.ts';
 import type { Logger } from '../../core/log.ts';
 
 export const formatKey = (f: FormatRef) => `${normalizeAgentUrl(f.agent_url) ?? f.agent_url}#${f.id}`;
 
-/** Whether creative agents define format ids: the same deployment's agent, or a remote one asked once and cached. */
+/**
+ * Whether format ids are real: named by one of this seller's own products (it sells them, so it
+ * takes creatives in them), else defined by a creative agent: the same deployment's, or a remote
+ * one asked once and cached.
+ */
 export interface FormatResolver {
   /** Known (true) or not (false) per `formatKey`; SERVICE_UNAVAILABLE when an agent cannot be asked. */
   check(formats: readonly FormatRef[]): Promise<Map<string, boolean>>;
@@ -21,6 +25,7 @@ export interface FormatResolverDeps {
   db: DatabasePort;
   clock: ClockPort;
   local: CreativeFormatsPort | undefined;
+  inventory: InventoryPort;
   crawler: CrawlerPort | undefined;
   logger: Logger;
 }
@@ -48,18 +53,23 @@ async function askRemote(crawler: CrawlerPort, agentUrl: string, ids: string[]):
 }
 
 export function createFormatResolver(deps: FormatResolverDeps, cacheSeconds: number): FormatResolver {
-  const localUrl = deps.local ? normalizeAgentUrl(deps.local.agentUrl) : null;
+  const localUrls = new Set(deps.local ? [deps.local.agentUrl, ...(deps.local.mirrors ?? [])].map((u) => normalizeAgentUrl(u) ?? u) : []);
   return {
     async check(formats) {
       const out = new Map<string, boolean>();
       const byAgent = new Map<string, Set<string>>();
       for (const f of formats) {
         const agent = normalizeAgentUrl(f.agent_url) ?? f.agent_url;
+        if (out.has(`${agent}#${f.id}`)) continue;
+        if ((await deps.inventory.search({ formatIds: [f], limit: 1 })).total > 0) {
+          out.set(`${agent}#${f.id}`, true);
+          continue;
+        }
         (byAgent.get(agent) ?? byAgent.set(agent, new Set()).get(agent)!).add(f.id);
       }
       for (const [agent, set] of byAgent) {
         const ids = [...set];
-        if (deps.local && agent === localUrl) {
+        if (deps.local && localUrls.has(agent)) {
           const found = await deps.local.find(ids);
           for (const id of ids) out.set(`${agent}#${id}`, found.has(id));
           continue;

@@ -112,9 +112,8 @@ export function getProductsTask(deps: SalesDeps) {
       const mode = input.buying_mode ?? 'brief';
       if (mode === 'wholesale')
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'This seller has no wholesale feed; use buying_mode brief', { field: 'buying_mode' });
-      // Products need no account (capabilities: required_for_products false); a named one must exist,
-      // except a natural key on a sandbox deployment, which the first write provisions.
-      if (input.account && !(deps.options.sandbox && 'brand' in input.account)) await resolveAccount(deps, deps.db, principal.orgId, input.account);
+      // Products need no account (capabilities: required_for_products false); a named one must exist.
+      if (input.account) await resolveAccount(deps, deps.db, principal.orgId, input.account);
       const f = input.filters ?? {};
       const formatIds: FormatRef[] | undefined = f.format_ids ? structuredFormatIds(f.format_ids, 'filters.format_ids') : undefined;
       const deliveryTypes: DeliveryType[] | undefined = f.delivery_type ? [f.delivery_type] : input.preferred_delivery_types;

@@ -324,7 +324,9 @@ export function salesScenarios(deps: SalesDeps, simulation: AdServerSimulationPo
       }),
       async run({ params, principal }) {
         return deps.db.transaction(async (tx) => {
-          const b = await sandboxBuy(tx, principal, params.media_buy_id);
+          let b = await sandboxBuy(tx, principal, params.media_buy_id);
+          // Delivery means the buy serves: one not started yet goes live first, as at its start time.
+          if (!b.started_at && !TERMINAL.has(b.status)) b = await forceStatus(tx, deps, b, 'active', deps.clock.now());
           started(b);
           if (params.reported_spend && params.reported_spend.currency !== b.currency)
             throw new ScenarioError('INVALID_PARAMS', `reported_spend must be in ${b.currency}`);

@@ -8,6 +8,7 @@ import type { SalesDeps } from './deps.ts';
 import { resolveAccount, type AccountRow } from './accounts.ts';
 import { accountRef } from './schemas.ts';
 import { formatKey } from './formats.ts';
+import { REFERENCE_CREATIVE_AGENT } from '../../lib/adcp/reference-formats.ts';
 import { addHistory, insertBuy, type BuyStatus } from './buys/store.ts';
 
 const id = v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
@@ -16,8 +17,6 @@ const instant = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 timestamp
 const SEEDABLE_BUY_STATUSES = ['pending_creatives', 'pending_start', 'active', 'paused', 'completed', 'canceled'] as const;
 const CREATIVE_STATUSES = ['processing', 'pending_review', 'approved', 'rejected', 'archived'] as const;
 
-/** Creative agent named by fixture formats that give only an id (the reference formats' agent). */
-const REFERENCE_FORMAT_AGENT = 'https://creative.adcontextprotocol.org/';
 const DAY = 86_400_000;
 
 /** The sandbox account the controller call names (provisioned on a sandbox deployment). */
@@ -27,7 +26,7 @@ async function fixtureAccount(deps: SalesDeps, tx: Queryable, principal: Princip
     throw new ScenarioError('INVALID_PARAMS', 'account: a seeded fixture belongs to a sandbox account; send account {account_id} or {brand, operator}');
   let row: AccountRow;
   try {
-    row = await resolveAccount(deps, tx, principal.orgId, ref.output, { provision: true });
+    row = await resolveAccount(deps, tx, principal.orgId, ref.output);
   } catch (error) {
     if (error instanceof ProtocolError) throw new ScenarioError('NOT_FOUND', error.message, null);
     throw error;
@@ -132,7 +131,7 @@ export function salesSeeds(deps: SalesDeps): TestScenario[] {
       }),
       async run({ params, principal, account }) {
         const fx = params.fixture;
-        const format = { agent_url: fx.format_id?.agent_url ?? REFERENCE_FORMAT_AGENT, id: fx.format_id?.id ?? 'display_300x250' };
+        const format = { agent_url: fx.format_id?.agent_url ?? REFERENCE_CREATIVE_AGENT, id: fx.format_id?.id ?? 'display_300x250' };
         return deps.db.transaction(async (tx) => {
           const acc = await fixtureAccount(deps, tx, principal, account);
           const now = deps.clock.now();

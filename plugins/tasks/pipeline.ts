@@ -18,7 +18,7 @@ import type { IdsPort } from '../../core/ports/ids.ts';
 import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyClaim, type IdempotencyFound, type IdempotencyPort } from '../../core/ports/idempotency.ts';
 import type { TaskNotifierPort } from '../../core/ports/task-notifier.ts';
 import type { TaskCall, TaskOutcome } from '../../core/ports/task-gateway.ts';
-import type { A2aPushConfig, NewTask, TaskStatus } from '../../core/ports/tasks.ts';
+import { TASK_STATUSES, type A2aPushConfig, type NewTask, type TaskStatus } from '../../core/ports/tasks.ts';
 import type { RequestVerifierPort } from '../../core/ports/request-verifier.ts';
 import type { TaskRepository } from './store.ts';
 import { DatabaseUnavailableError, type DatabasePort, type Queryable } from '../../core/ports/database.ts';
@@ -315,7 +315,8 @@ interface Call {
 
 /** The stored response of an earlier call with this key, with `replayed: true` and this call's context. */
 function replayed(task: RegisteredTask, response: Json, context: Json | undefined): TaskOutcome {
-  const status = (response.status as TaskStatus) ?? 'completed';
+  // A body's own `status` may be a resource's (3.0 create_media_buy): the task itself completed.
+  const status = TASK_STATUSES.includes(response.status as TaskStatus) ? (response.status as TaskStatus) : 'completed';
   const { context: _first, ...stored } = response;
   const body: Json = { ...stored, replayed: true };
   if (context) body.context = context;

@@ -11,6 +11,8 @@ import { BrandJsonRecords } from '../../core/ports/authoritative-records.ts';
 import { BrandProfiles } from '../../core/ports/brand-profiles.ts';
 
 export const SANDBOX_BRANDS = join(import.meta.dir, 'sandbox-brands.json');
+/** Products the official AdCP storyboards expect a sandbox seller to hold (inventory-db seed format). */
+export const CONFORMANCE_PRODUCTS = join(import.meta.dir, 'conformance-products.json');
 
 const tenant = v.object({
   /** Specialism id and path segment (`signals` -> `/signals/mcp`). */

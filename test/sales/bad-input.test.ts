@@ -218,13 +218,6 @@ const CASES: Case[] = [
     code: 'INVALID_REQUEST',
     field: 'reporting_webhook.authentication.credentials',
   },
-  {
-    name: 'brand of another account',
-    task: 'create_media_buy',
-    args: (s) => s.base({ brand: { domain: 'other.example' } }),
-    code: 'INVALID_REQUEST',
-    field: 'brand.domain',
-  },
   { name: 'proposal buying', task: 'create_media_buy', args: (s) => s.base({ proposal_id: 'prop_1' }), code: 'UNSUPPORTED_FEATURE', field: 'proposal_id' },
   {
     name: 'push URL that is not http(s)',

@@ -11,7 +11,7 @@ import { sealChannel } from '../channels.ts';
 import { dueAt } from '../lifecycle.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
 import { addHistory, insertBuy, loadBuy, loadPackages, updateBuy, type BuyRow, type ChannelConfig, type ReportingConfig } from './store.ts';
-import { renderBuy } from './render.ts';
+import { forCallerVersion, renderBuy } from './render.ts';
 import { requireTransition } from './status.ts';
 import { consultGovernance, reportGovernanceOutcome } from './governance.ts';
 
@@ -77,7 +77,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'This seller makes no proposals: buy products by packages', { field: 'proposal_id' });
       // Terms are negotiated before anything else: the buyer's retry corrects only them.
       for (const [i, p] of input.packages.entries()) checkMeasurementTerms(p.measurement_terms, `packages[${i}].measurement_terms`);
-      const account = await resolveAccount(deps, deps.db, owner, input.account, { provision: true });
+      const account = await resolveAccount(deps, deps.db, owner, input.account);
       const now = clock.now();
       const asap = input.start_time === 'asap';
       const start = asap ? now : new Date(input.start_time);
@@ -208,9 +208,12 @@ export function createMediaBuyTask(deps: SalesDeps) {
         throw error;
       }
       if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'completed', seller_reference: mediaBuyId, committed_budget: total });
-      return renderBuy(
-        buy,
-        planned.map((p) => p.row),
+      return forCallerVersion(
+        input,
+        renderBuy(
+          buy,
+          planned.map((p) => p.row),
+        ),
       );
     },
     async resume({ state, clock, reschedule }) {

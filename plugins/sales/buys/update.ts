@@ -13,7 +13,7 @@ import { checkChannel } from './create.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
 import { requireAction, requireTransition, VALID_ACTIONS } from './status.ts';
 import { addHistory, loadBuy, loadPackages, TERMINAL, updateBuy, type BuyRow, type PackageRow } from './store.ts';
-import { renderPackage } from './render.ts';
+import { forCallerVersion, renderPackage } from './render.ts';
 
 const packageUpdate = v.object({
   package_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128)),
@@ -88,7 +88,8 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           });
         }
         if (TERMINAL.has(b.status)) {
-          throw new ProtocolError('INVALID_STATE', `Media buy ${b.media_buy_id} is ${b.status}: it can no longer change`, {
+          // Cancelling what has ended has its own code: the buyer's retry loop stops on it.
+          throw new ProtocolError(input.canceled ? 'NOT_CANCELLABLE' : 'INVALID_STATE', `Media buy ${b.media_buy_id} is ${b.status}: it can no longer change`, {
             status: 409,
             field: 'media_buy_id',
             details: { current_status: b.status, valid_actions: [] },
@@ -298,7 +299,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           valid_actions: [...VALID_ACTIONS[after.status]],
           sandbox: after.sandbox,
         };
-        return body;
+        return forCallerVersion(input, body);
       });
     },
   });

@@ -305,7 +305,7 @@ export function syncCatalogsTask(deps: SalesDeps) {
     mutating: true,
     input: syncCatalogsInput,
     async handler({ input, principal, task }) {
-      const account = await resolveAccount(deps, deps.db, principal.orgId, input.account, { provision: true });
+      const account = await resolveAccount(deps, deps.db, principal.orgId, input.account);
       const dryRun = input.dry_run ?? false;
       if (!input.catalogs) return body(account, await listCatalogs(deps, account.account_id, input.catalog_ids), dryRun);
       input.catalogs.forEach((c, i) => {

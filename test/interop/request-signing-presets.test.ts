@@ -103,6 +103,8 @@ forEachDatabase<TestServer>(
       });
       const other = await fetch(s.base + path, { method: 'POST', body: JSON.stringify({ ...BUY, plan_id: 'plan_002' }), headers: fresh });
       expect(challenge(other)).toEqual(refused('request_signature_digest_mismatch'));
+      const wrongMethod = await s.fetch(path);
+      expect([wrongMethod.status, wrongMethod.headers.get('allow')]).toEqual([405, 'POST']);
     });
 
     test('the runner’s keys are capped at the test kit’s 100 live nonces each', async () => {

@@ -17,6 +17,7 @@ import testAgent from '../plugins/test-agent/index.ts';
 import signerEd25519 from '../plugins/signer-ed25519/index.ts';
 import signerHmacLegacy from '../plugins/signer-hmac-legacy/index.ts';
 import webhooks from '../plugins/webhooks/index.ts';
+import requestSigning from '../plugins/request-signing/index.ts';
 import mcpEndpoints from '../hosts/mcp-endpoints/index.ts';
 import web from '../hosts/web/index.ts';
 import restHost from '../hosts/rest/index.ts';
@@ -56,6 +57,8 @@ export default definePreset({
     signerEd25519(),
     signerHmacLegacy(),
     webhooks(),
+    // Buyer-signed requests (RFC 9421) verified when signed; required for the tasks in REQUEST_SIGNING_REQUIRED_FOR.
+    requestSigning(),
     restHost({ title: 'Registry and agents' }),
     // The registry's endpoints as MCP tools at /mcp, and its web page at /.
     mcpEndpoints(),

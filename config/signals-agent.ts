@@ -12,6 +12,7 @@ import signerEd25519 from '../plugins/signer-ed25519/index.ts';
 import signerHmacLegacy from '../plugins/signer-hmac-legacy/index.ts';
 import crawlerHttp from '../plugins/crawler-http/index.ts';
 import webhooks from '../plugins/webhooks/index.ts';
+import requestSigning from '../plugins/request-signing/index.ts';
 
 /**
  * A vendor hosting only the signals agent: MCP at /mcp, A2A at /a2a (card at
@@ -32,6 +33,8 @@ export default definePreset({
     signerHmacLegacy(),
     crawlerHttp(),
     webhooks(),
+    // Buyer-signed requests (RFC 9421) verified when signed; required for the tasks in REQUEST_SIGNING_REQUIRED_FOR.
+    requestSigning(),
     restHost({ title: 'Signals Agent' }),
     restTasks(),
     mcpHost(),

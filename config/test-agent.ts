@@ -22,6 +22,7 @@ import signerEd25519 from '../plugins/signer-ed25519/index.ts';
 import signerHmacLegacy from '../plugins/signer-hmac-legacy/index.ts';
 import crawlerHttp from '../plugins/crawler-http/index.ts';
 import webhooks from '../plugins/webhooks/index.ts';
+import { conformanceSigning } from './conformance-signing.ts';
 
 /** The published bearer token of the public test agent (README: "test token"). Not a secret. */
 export const TEST_TOKEN = 'proto-test-agent-public-token-2025';
@@ -82,6 +83,8 @@ export default definePreset({
     signerHmacLegacy(),
     crawlerHttp(),
     webhooks(),
+    // Buyer-signed requests (RFC 9421) verified on every tenant; the conformance runner's test keys trusted (sandbox).
+    conformanceSigning(TENANTS.flatMap((t) => [`/${t.id}/mcp`, `/${t.id}/a2a`])),
     testAgent({ tenants: TENANTS }),
     restHost({ title: 'Public Test Agent' }),
     restTasks({ mounts: TENANTS.map((t) => ({ prefix: `/${t.id}`, protocols: t.protocols })) }),

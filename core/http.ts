@@ -6,7 +6,7 @@ import { token } from './token.ts';
  */
 export interface HttpRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ALL';
-  /** Path with `{param}` segments, e.g. `/api/brands/{domain}/rollback`. */
+  /** Path with `{param}` segments, e.g. `/api/brands/{domain}/rollback`; a final `*` matches the rest of the path. */
   path: string;
   handle(request: Request, ctx: HttpContext): Promise<Response> | Response;
 }

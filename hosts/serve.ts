@@ -19,11 +19,13 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 }
 
-/** Whether a route path (`/a/{x}/b`) matches a request path. */
+/** Whether a route path (`/a/{x}/b`, or `/a/*` for everything below `/a`) matches a request path. */
 function pathMatches(route: string, path: string): boolean {
   const want = route.split('/');
   const have = path.split('/');
-  return want.length === have.length && want.every((seg, i) => (seg.startsWith('{') && seg.endsWith('}') ? have[i] !== '' : seg === have[i]));
+  const rest = want.at(-1) === '*';
+  if (rest ? have.length < want.length : want.length !== have.length) return false;
+  return want.every((seg, i) => (rest && i === want.length - 1) || (seg.startsWith('{') && seg.endsWith('}') ? have[i] !== '' : seg === have[i]));
 }
 
 /**

@@ -14,7 +14,8 @@ import { TaskGateway, type TaskGatewayPort } from '../../core/ports/task-gateway
 import type { TaskRecord, TaskStatus } from '../../core/ports/tasks.ts';
 import { joinPath } from '../shared/paths.ts';
 import { trustedBaseUrl, untrustedHostResponse } from '../../lib/urls.ts';
-import { challenge, mountUrls, protectedResourceRoute, signedRequest } from '../shared/auth-discovery.ts';
+import { challenge, mountUrls, protectedResourceRoute } from '../shared/auth-discovery.ts';
+import { signedRequest } from '../../lib/rfc9421/request.ts';
 import { parseJsonBytes, readJsonBytes } from '../rest/request.ts';
 
 const mount = v.object({

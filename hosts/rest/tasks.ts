@@ -5,7 +5,8 @@ import { requestContext, type Json } from '../../core/task.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { TaskGateway, type Admission, type TaskOutcome } from '../../core/ports/task-gateway.ts';
 import { joinPath } from '../shared/paths.ts';
-import { challenge, mountUrls, protectedResourceRoute, signedRequest } from '../shared/auth-discovery.ts';
+import { challenge, mountUrls, protectedResourceRoute } from '../shared/auth-discovery.ts';
+import { signedRequest } from '../../lib/rfc9421/request.ts';
 import { parseJsonBytes, readJsonBytes } from './request.ts';
 
 const prefix = v.optional(v.pipe(v.string(), v.regex(/^(\/[A-Za-z0-9_-]+)*$/, 'must be empty or an absolute path without trailing slash')), '');

@@ -1,6 +1,5 @@
 import type { HttpRoute } from '../../core/http.ts';
 import type { Admission, TaskGatewayPort } from '../../core/ports/task-gateway.ts';
-import type { SignedRequest } from '../../core/ports/request-verifier.ts';
 import { trustedBaseUrl, untrustedHostResponse } from '../../lib/urls.ts';
 
 /** What the server block of the config says about where this deployment is reached. */
@@ -43,14 +42,4 @@ export function protectedResourceRoute(gateway: TaskGatewayPort, server: Server,
       });
     },
   };
-}
-
-/** The request as its signer addressed it: the configured public URL replaces the listener's origin. */
-export function signedRequest(publicUrl: string | undefined, request: Request, body: Uint8Array): SignedRequest {
-  let url = request.url;
-  if (publicUrl) {
-    const u = new URL(request.url);
-    url = publicUrl.replace(/\/+$/, '') + u.pathname + u.search;
-  }
-  return { method: request.method, url, headers: request.headers, body };
 }

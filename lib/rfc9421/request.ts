@@ -1,3 +1,4 @@
+import type { SignedRequest } from '../../core/ports/request-verifier.ts';
 import { createVerifier, requestProfile, type DigestPolicy, type VerifierOptions, type VerifyFailure, type WebhookRequest } from './verify.ts';
 
 /** The `request_signing` policy an agent publishes in its capabilities. */
@@ -38,3 +39,19 @@ export function createRequestVerifier(options: VerifierOptions & { policy: Reque
 }
 
 export type RequestVerifierFn = ReturnType<typeof createRequestVerifier>;
+
+/** The request as its signer addressed it: the configured public URL replaces the listener's origin. */
+export function signedRequest(publicUrl: string | undefined, request: Request, body: Uint8Array): SignedRequest {
+  let url = request.url;
+  if (publicUrl) {
+    const u = new URL(request.url);
+    url = publicUrl.replace(/\/+$/, '') + u.pathname + u.search;
+  }
+  return { method: request.method, url, headers: request.headers, body };
+}
+
+/** A push registration carrying legacy credentials: AdCP requires such requests to be signed. */
+export function carriesWebhookCredentials(input: unknown): boolean {
+  const push = input && typeof input === 'object' ? (input as Record<string, any>).push_notification_config : undefined;
+  return !!push && typeof push === 'object' && push.authentication !== undefined;
+}

@@ -58,8 +58,8 @@ export interface VerifierOptions {
   replay: ReplayStore;
   revocation?: RevocationCheck;
   clock: ClockPort;
-  /** Live replay-cache entries allowed per key id before `rate_abuse` (step 9a). */
-  perKeyidCap?: number;
+  /** Live replay-cache entries allowed per key id before `rate_abuse` (step 9a), or that limit for the resolved key. */
+  perKeyidCap?: number | ((jwk: PublicJwk) => number);
   /** `{ns}_use` values accepted on the verifying JWK (default: the profile's). */
   allowedPurposes?: readonly string[];
   maxBodyBytes?: number;
@@ -149,6 +149,7 @@ export function createVerifier(profile: SignatureProfile, options: VerifierOptio
   const purposes = options.allowedPurposes ?? profile.purposes;
   const useField = `${options.namespace}_use`;
   const cap = options.perKeyidCap ?? 10_000;
+  const capOf = typeof cap === 'function' ? cap : () => cap;
   const code = (name: string) => `${prefix}_signature_${name}`;
   const fail = (step: number | string, name: string, message: string): VerifyFailure => ({ ok: false, status: 401, code: code(name), message, step });
 
@@ -220,7 +221,7 @@ export function createVerifier(profile: SignatureProfile, options: VerifierOptio
       if (state === 'stale') return fail(9, 'revocation_stale', 'the revocation list has not been refreshed in time');
     }
     // 9a. Per-keyid replay-cache cap, before any cryptographic work.
-    if ((await options.replay.count(params.keyid, now)) >= cap) {
+    if ((await options.replay.count(params.keyid, now)) >= capOf(jwk)) {
       return fail('9a', 'rate_abuse', `too many live nonces for key ${params.keyid}`);
     }
     // 10. Signature over the canonical base.

@@ -5,12 +5,7 @@ import type { RegisteredTask } from '../../core/task.ts';
 import { errorBody, invokeTask, taskPrincipal, type PipelineDeps } from './pipeline.ts';
 import { taskInputJsonSchema } from './tool-schema.ts';
 import { cancelTask } from './cancel.ts';
-
-/** A push registration carrying legacy credentials: AdCP requires such requests to be signed. */
-function carriesWebhookCredentials(input: unknown): boolean {
-  const push = input && typeof input === 'object' ? (input as Record<string, any>).push_notification_config : undefined;
-  return !!push && typeof push === 'object' && push.authentication !== undefined;
-}
+import { carriesWebhookCredentials } from '../../lib/rfc9421/request.ts';
 
 /** The TaskGateway hosts call: admission, the pipeline, tool descriptions and principal-scoped task reads. */
 export function createTaskGateway(deps: PipelineDeps): TaskGatewayPort {

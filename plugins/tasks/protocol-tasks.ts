@@ -92,7 +92,6 @@ export function capabilitiesTask(registry: TaskRegistry, idempotency: Idempotenc
       const supported = [...new Set(all.map((c) => c.protocol))];
       if (supported.length) body.supported_protocols = supported;
       const specialisms = new Set(all.flatMap((c) => c.specialisms ?? []));
-      if (verifier) specialisms.add('signed-requests');
       if (specialisms.size) body.specialisms = [...specialisms];
       const wanted = input.protocols as readonly string[] | undefined;
       for (const c of all) if (!wanted || wanted.includes(c.protocol)) Object.assign(body, c.block ?? {});

@@ -31,6 +31,8 @@ export const TEST_TOKEN = 'proto-test-agent-public-token-2025';
 export const SANDBOX_BRANDS = [
   { domain: 'acme-outdoor.example', brand_id: 'acme_outdoor' },
   { domain: 'nimbus-cola.example', brand_id: 'nimbus_cola' },
+  // The AdCP test kits' sample brand (nova-motors.yaml), which brand_baseline asks every brand agent for.
+  { domain: 'novamotors.example', brand_id: 'nova_motors' },
 ];
 
 /**

@@ -7,7 +7,9 @@
  * them (from the path's get_adcp_capabilities); each storyboard runs against a test agent started
  * on a fresh database (a new Postgres schema when DATABASE_URL is set, an in-memory PGlite
  * otherwise). A storyboard that another one requires runs inside that one's run, as the runner does.
- * Prints one row per storyboard and path, a total, and exits 1 on any failed step.
+ * security_baseline gets the operator's test kit its prerequisites ask for (the published test token as
+ * `auth.api_key`, a credential-only read of the path as `auth.probe_task`), through the runner's library
+ * entry point since the CLI takes no kit. Prints one row per storyboard and path, a total, and exits 1 on any failed step.
  *
  * Options: --storyboards a,b (only these ids or bundle ids), --tenants sales,signals,
  * --storage postgres|pglite, --json FILE (the rows and failures), --verbose (each failure's step).
@@ -82,6 +84,9 @@ if (!existsSync(CLI)) {
   process.exit(2);
 }
 const compliance = (await import(join(RUNNER_DIR, 'node_modules/@adcp/sdk/dist/lib/testing/storyboard/compliance.js'))) as Compliance;
+const { PROBE_TASK_ALLOWLIST } = (await import(join(RUNNER_DIR, 'node_modules/@adcp/sdk/dist/lib/testing/storyboard/test-kit.js'))) as {
+  PROBE_TASK_ALLOWLIST: readonly string[];
+};
 
 const storage = args.storage ?? (process.env.DATABASE_URL ? 'postgres' : 'pglite');
 if (storage !== 'postgres' && storage !== 'pglite') throw new Error(`--storage: postgres or pglite, not ${storage}`);
@@ -164,14 +169,29 @@ async function capabilities(base: string, tenant: string): Promise<{ supported_p
   return { supported_protocols: body.supported_protocols ?? [], specialisms: body.specialisms ?? [] };
 }
 
+async function tools(base: string, tenant: string): Promise<string[]> {
+  const body = (await (await fetch(`${base}/.well-known/adagents.json`)).json()) as { tenants: { id: string; tools: string[] }[] };
+  return body.tenants.find((t) => t.id === tenant)?.tools ?? [];
+}
+
+/**
+ * The operator's test kit a storyboard reads (`$test_kit.*`), where we must declare one: security_baseline's
+ * API-key phase runs only with `auth.api_key`, probing `auth.probe_task` (one of the runner's allowed
+ * credential-only reads that this path serves; without one the runner probes list_creatives).
+ */
+function testKit(storyboard: string, served: string[]): object | null {
+  if (storyboard !== 'security_baseline') return null;
+  const probe = PROBE_TASK_ALLOWLIST.find((t) => served.includes(t));
+  return probe ? { auth: { api_key: TEST_TOKEN, probe_task: probe } } : null;
+}
+
 /** Runs one storyboard (with the scenarios it requires) and splits its steps by storyboard. */
-async function runStoryboard(url: string, id: string): Promise<Map<string, StepResult[]> | string> {
-  const proc = Bun.spawn([CLI, 'storyboard', 'run', url, id, '--allow-http', '--auth', TEST_TOKEN, '--webhook-receiver', '--json', '--timeout', '180'], {
-    cwd: RUNNER_DIR,
-    stdout: 'pipe',
-    stderr: 'pipe',
-    env: { ...process.env, NO_COLOR: '1' },
-  });
+async function runStoryboard(url: string, id: string, kit: object | null): Promise<Map<string, StepResult[]> | string> {
+  // The CLI has no test-kit flag: with a kit, the same runner function through conformance/run-with-test-kit.mjs.
+  const command = kit
+    ? ['node', join(RUNNER_DIR, 'run-with-test-kit.mjs'), url, id, TEST_TOKEN, JSON.stringify(kit), '180']
+    : [CLI, 'storyboard', 'run', url, id, '--allow-http', '--auth', TEST_TOKEN, '--webhook-receiver', '--json', '--timeout', '180'];
+  const proc = Bun.spawn(command, { cwd: RUNNER_DIR, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, NO_COLOR: '1' } });
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   let result: RunResult;
   try {
@@ -239,7 +259,7 @@ const rows: Row[] = [];
 for (const tenant of tenants) {
   const path = `/${tenant.id}/mcp`;
   const probe = await startAgent();
-  const caps = await capabilities(probe.base, tenant.id).finally(() => probe.stop());
+  const [caps, served] = await Promise.all([capabilities(probe.base, tenant.id), tools(probe.base, tenant.id)]).finally(() => probe.stop());
   const resolved = compliance.resolveStoryboardsForCapabilities({ ...caps, major_versions: [3] }).storyboards;
   const required = new Set(resolved.flatMap((s) => s.requires_scenarios ?? []));
   const selected = resolved.filter((s) => !required.has(s.id) && (!wanted || wanted.has(s.id) || [...wanted].some((w) => s.id.startsWith(`${w}/`))));
@@ -247,7 +267,7 @@ for (const tenant of tenants) {
     const agent = await startAgent();
     const started = Date.now();
     try {
-      const result = await runStoryboard(`${agent.base}${path}`, storyboard.id);
+      const result = await runStoryboard(`${agent.base}${path}`, storyboard.id, testKit(storyboard.id, served));
       if (typeof result === 'string') {
         rows.push({ storyboard: storyboard.id, path, passed: 0, failed: 1, skipped: 0, status: 'error', failures: [result], skips: [] });
       } else {

@@ -80,7 +80,12 @@ export interface TaskGatewayPort {
   invoke(call: TaskCall): Promise<TaskOutcome>;
   /** Tasks served on a mount (all when `protocols` is absent); the `protocol` group is served everywhere. */
   describe(protocols?: readonly string[]): readonly TaskDescription[];
-  /** RFC 9728 protected-resource metadata of a mount whose public URL is `resource`. */
+  /**
+   * Authorization servers whose access tokens this deployment accepts (the OAuth issuer, when there is
+   * one). Empty: credentials are API keys only, and mounts publish no protected-resource metadata.
+   */
+  readonly authorizationServers: readonly string[];
+  /** RFC 9728 protected-resource metadata of a mount whose public URL is `resource` (only with authorization servers). */
   protectedResource(resource: string): Json;
   /** The failure body for an error a host met before invoking (unreadable body, oversized request). */
   errorBody(error: ProtocolError, context?: Json): Json;

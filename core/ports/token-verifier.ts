@@ -19,6 +19,8 @@ export interface VerifiedIdentity {
  * throws for bad input.
  */
 export interface TokenVerifierPort {
+  /** Issuer identifier (RFC 8414) of the authorization server whose tokens are accepted: what protected-resource metadata names. */
+  readonly issuer: string;
   handles(bearer: string): boolean;
   verify(bearer: string): Promise<VerifiedIdentity | null>;
   /** RFC 9728 metadata URL of a protected resource (`/api`, `/mcp`) on `base`, for 401 challenges. */

@@ -14,7 +14,7 @@ import { TaskGateway, type TaskGatewayPort } from '../../core/ports/task-gateway
 import type { TaskRecord, TaskStatus } from '../../core/ports/tasks.ts';
 import { joinPath } from '../shared/paths.ts';
 import { trustedBaseUrl, untrustedHostResponse } from '../../lib/urls.ts';
-import { challenge, mountUrls, protectedResourceRoute } from '../shared/auth-discovery.ts';
+import { challenge, mountUrls, protectedResourceRoutes } from '../shared/auth-discovery.ts';
 import { signedRequest } from '../../lib/rfc9421/request.ts';
 import { parseJsonBytes, readJsonBytes } from '../rest/request.ts';
 
@@ -312,7 +312,7 @@ export default definePlugin({
         });
       };
       http.add(
-        protectedResourceRoute(gateway, kernel.config.server, rpcPath),
+        ...protectedResourceRoutes(gateway, kernel.config.server, rpcPath),
         { method: 'GET', path: joinPath(m.prefix, '/.well-known/agent-card.json'), handle: serveCard },
         { method: 'GET', path: joinPath(m.prefix, '/.well-known/agent.json'), handle: serveCard },
         {
@@ -341,7 +341,7 @@ export default definePlugin({
             });
             if (!admission.ok) {
               const failure = gateway.errorBody(admission.error, requestContext(call?.input));
-              const header = challenge(admission, mountUrls(kernel.config.server, request, rpcPath).metadata);
+              const header = challenge(admission, gateway, mountUrls(kernel.config.server, request, rpcPath));
               const data = { [`${gateway.namespace}_error`]: failure[`${gateway.namespace}_error`], ...(failure.context ? { context: failure.context } : {}) };
               return Response.json(
                 { jsonrpc: '2.0', id: rpcBody.id ?? null, error: { code: AUTH_ERROR_CODE, message: admission.error.message, data } },

@@ -7,7 +7,7 @@ import { requestContext } from '../../core/task.ts';
 import type { Principal } from '../../core/ports/auth.ts';
 import { TaskGateway, type Admission, type TaskGatewayPort } from '../../core/ports/task-gateway.ts';
 import type { TaskStatus } from '../../core/ports/tasks.ts';
-import { challenge, mountUrls, protectedResourceRoute } from '../shared/auth-discovery.ts';
+import { challenge, mountUrls, protectedResourceRoutes } from '../shared/auth-discovery.ts';
 import { signedRequest } from '../../lib/rfc9421/request.ts';
 import { accepts } from './accept.ts';
 import { readMcpBody } from '../shared/mcp-edge.ts';
@@ -157,8 +157,8 @@ function callsOf(messages: unknown[]): { calls: { name: string; input: unknown }
  * that accept only `application/json` (Streamable HTTP allows either). Authentication (MCP
  * authorization spec, RFC 9728): `initialize`, `tools/list` and tasks callable anonymously
  * (`get_{ns}_capabilities`) need no credential; every other tool call and task method does. A
- * missing one, or an invalid one on any request, is HTTP 401 with a JSON-RPC error and
- * `WWW-Authenticate: Bearer resource_metadata=".../.well-known/oauth-protected-resource<path>"`.
+ * missing one, or an invalid one on any request, is HTTP 401 with a JSON-RPC error and a Bearer
+ * `WWW-Authenticate` challenge (`resource_metadata` when the deployment has an OAuth issuer).
  */
 export default definePlugin({
   name: 'host-mcp',
@@ -172,7 +172,7 @@ export default definePlugin({
       const refuse = (request: Request, admission: Extract<Admission, { ok: false }>, id: unknown, context: unknown) => {
         const body = gateway.errorBody(admission.error, requestContext({ context }));
         const data = { [`${ns}_error`]: body[`${ns}_error`], ...(body.context ? { context: body.context } : {}) };
-        const header = challenge(admission, mountUrls(kernel.config.server, request, m.path).metadata);
+        const header = challenge(admission, gateway, mountUrls(kernel.config.server, request, m.path));
         return rpcError(401, AUTH_ERROR_CODE, admission.error.message, id, { 'www-authenticate': header }, data);
       };
       const serve = async (request: Request, principal: Principal | null, json: boolean, parsedBody: unknown) => {
@@ -209,7 +209,7 @@ export default definePlugin({
         { method: 'POST', path: m.path, handle: post },
         { method: 'GET', path: m.path, handle: notAllowed },
         { method: 'DELETE', path: m.path, handle: notAllowed },
-        protectedResourceRoute(gateway, kernel.config.server, m.path),
+        ...protectedResourceRoutes(gateway, kernel.config.server, m.path),
       );
     }
   },

@@ -5,7 +5,7 @@ import { requestContext, type Json } from '../../core/task.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { TaskGateway, type Admission, type TaskOutcome } from '../../core/ports/task-gateway.ts';
 import { joinPath } from '../shared/paths.ts';
-import { challenge, mountUrls, protectedResourceRoute } from '../shared/auth-discovery.ts';
+import { challenge, mountUrls, protectedResourceRoutes } from '../shared/auth-discovery.ts';
 import { signedRequest } from '../../lib/rfc9421/request.ts';
 import { parseJsonBytes, readJsonBytes } from './request.ts';
 
@@ -43,7 +43,8 @@ function reply(outcome: TaskOutcome, challengeHeader?: string): Response {
  * `GET /tasks/{id}` to poll. Raw routes (not endpoint definitions) because the body schema, the
  * task name and the answer (idempotent replay, 202 + task id) come from the task gateway
  * shared with MCP and A2A rather than from one static endpoint schema. A missing or invalid
- * credential is 401 pointing at `/.well-known/oauth-protected-resource{prefix}/tasks`.
+ * credential is 401 with a Bearer challenge (pointing at `/.well-known/oauth-protected-resource{prefix}/tasks`
+ * when the deployment has an OAuth issuer).
  */
 export default definePlugin({
   name: 'host-rest-tasks',
@@ -58,10 +59,10 @@ export default definePlugin({
       const refuse = (request: Request, admission: Extract<Admission, { ok: false }>, context?: Json) =>
         reply(
           { ok: false, error: admission.error, body: gateway.errorBody(admission.error, context) },
-          challenge(admission, mountUrls(kernel.config.server, request, mountPath).metadata),
+          challenge(admission, gateway, mountUrls(kernel.config.server, request, mountPath)),
         );
       http.add(
-        protectedResourceRoute(gateway, kernel.config.server, mountPath),
+        ...protectedResourceRoutes(gateway, kernel.config.server, mountPath),
         {
           method: 'POST',
           path: joinPath(prefix, '/tasks/{name}'),

@@ -63,6 +63,7 @@ export function createVerifier(o: VerifierOptions): Omit<TokenVerifierPort, 'sec
   };
 
   return {
+    issuer: o.issuer,
     handles: looksLikeJwt,
     claims,
     async verify(token: string): Promise<VerifiedIdentity | null> {

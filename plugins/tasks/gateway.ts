@@ -59,11 +59,11 @@ export function createTaskGateway(deps: PipelineDeps): TaskGatewayPort {
         auth: task.auth ?? 'required',
         inputSchema: schemaOf(task),
       })),
+    authorizationServers: deps.options.authorizationServers,
     protectedResource(resource) {
-      const servers = deps.options.authorizationServers.length ? deps.options.authorizationServers : [new URL(resource).origin];
       return {
         resource,
-        authorization_servers: [...servers],
+        authorization_servers: [...deps.options.authorizationServers],
         bearer_methods_supported: ['header'],
         // Credentials (API keys, test tokens) carry no scopes: a valid one may call every task of the mount.
         scopes_supported: [],

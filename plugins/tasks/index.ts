@@ -11,6 +11,7 @@ import { TaskNotifier } from '../../core/ports/task-notifier.ts';
 import { SecretBox } from '../../core/ports/secrets.ts';
 import { TaskGateway } from '../../core/ports/task-gateway.ts';
 import { RequestVerifier } from '../../core/ports/request-verifier.ts';
+import { TokenVerifier } from '../../core/ports/token-verifier.ts';
 import { TaskStore, type TaskStorePort } from '../../core/ports/tasks.ts';
 import { TaskRegistry, Tasks } from '../../core/task.ts';
 import { TaskRepository } from './store.ts';
@@ -33,8 +34,6 @@ const options = v.object({
    * optional in `adcp`.
    */
   pushOperationId: v.optional(v.picklist(['required', 'optional'], 'must be required or optional')),
-  /** Authorization servers named in each mount's protected-resource metadata (default: the deployment's origin). */
-  authorizationServers: v.optional(v.array(v.pipe(v.string(), v.url('must be absolute URLs'))), []),
 });
 
 /**
@@ -55,11 +54,12 @@ export default definePlugin({
     idempotency: Idempotency,
     notifier: optional(TaskNotifier),
     verifier: optional(RequestVerifier),
+    tokens: optional(TokenVerifier),
   },
   options,
-  env: { PUSH_OPERATION_ID: 'pushOperationId', AUTHORIZATION_SERVERS: { path: 'authorizationServers', type: 'csv' } },
+  env: { PUSH_OPERATION_ID: 'pushOperationId' },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, clock, ids, box, auth, idempotency, notifier, verifier }, kernel) {
+  init({ db, clock, ids, box, auth, idempotency, notifier, verifier, tokens }, kernel) {
     const ns = kernel.config.protocol.namespace;
     const registry = new TaskRegistry(ns);
     const repo = new TaskRepository(db, clock, ids, notifier, box);
@@ -77,7 +77,9 @@ export default definePlugin({
     kernel.provide(TaskStore, store);
     const pipelineOptions = {
       requireOperationId: (kernel.options.pushOperationId ?? (ns === 'adcp' ? 'optional' : 'required')) === 'required',
-      authorizationServers: kernel.options.authorizationServers,
+      // Metadata names only an authorization server whose tokens the Auth port accepts (RFC 9728 section 2):
+      // without an OAuth plugin, credentials are API keys and there is no issuer to name.
+      authorizationServers: tokens ? [tokens.issuer] : [],
     };
     kernel.provide(
       TaskGateway,

@@ -82,7 +82,7 @@ const ENVELOPES = { required: envelopeSchema(true), optional: envelopeSchema(fal
 export interface PipelineOptions {
   /** Refuse push registrations without `operation_id`. */
   requireOperationId: boolean;
-  /** Authorization servers named in protected-resource metadata (default: the mount's origin). */
+  /** Authorization servers named in protected-resource metadata (none: no metadata is published). */
   authorizationServers: readonly string[];
 }
 

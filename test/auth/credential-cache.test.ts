@@ -19,6 +19,7 @@ import { deploy, forEachAdapter, type Deployed } from '../support/deploy.ts';
 const ISSUER = 'https://idp.example';
 /** Stands in for plugins/oauth: `jwt.<subject>` is a valid access token of an external issuer. */
 const verifier: TokenVerifierPort = {
+  issuer: ISSUER,
   handles: (bearer) => bearer.startsWith('jwt.'),
   verify: async (bearer): Promise<VerifiedIdentity> => ({ issuer: ISSUER, subject: bearer.slice(4), builtIn: false }),
   resourceMetadataUrl: () => '',

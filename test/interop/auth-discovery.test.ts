@@ -7,10 +7,15 @@ import { forEachDatabase } from '../support/db.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startServer, type TestServer } from '../support/server.ts';
+import { startAt } from '../oauth/support.ts';
+import oauth from '../../plugins/oauth/index.ts';
 
-// Auth discovery (MCP authorization spec, RFC 9728) on every task mount of the test agent and of
-// the signals-agent preset: a missing or invalid credential is HTTP 401 whose WWW-Authenticate
-// points at the mount's protected-resource metadata; a valid one works as before.
+// Auth discovery on every task mount of the test agent and of the signals-agent preset, with and
+// without an OAuth issuer: a missing or invalid credential is HTTP 401 with a Bearer challenge; a
+// valid one works as before. With an issuer (plugins/oauth), the challenge points at the mount's
+// protected-resource metadata (MCP authorization spec, RFC 9728), whose authorization server
+// publishes its RFC 8414 metadata. Without one, credentials are API keys: no metadata (one naming an
+// authorization server that does not exist leads OAuth clients nowhere), the mount is the realm.
 const SIGNALS_TOKEN = 'signals-preset-test-token-0001';
 
 interface Mount {
@@ -69,10 +74,11 @@ async function rpcBody(res: Response): Promise<any> {
   return JSON.parse(data!.slice(5));
 }
 
-function suite(name: string, plugins: () => Parameters<typeof startServer>[2], prefix: string, token: string) {
+function suite(name: string, plugins: () => Parameters<typeof startServer>[2], prefix: string, token: string, issuer = false) {
   forEachDatabase<TestServer>(
     name,
-    (adapter, schema) => startServer(adapter, schema, plugins()),
+    // The built-in authorization server names PUBLIC_URL as issuer: start on a known port.
+    (adapter, schema) => (issuer ? startAt : startServer)(adapter, schema, plugins()),
     (s) => s.close(),
     (get) => {
       for (const m of mounts(prefix)) {
@@ -82,18 +88,24 @@ function suite(name: string, plugins: () => Parameters<typeof startServer>[2], p
             return get().fetch(path, init);
           };
 
-          test('no credential: 401, WWW-Authenticate names the metadata, which describes the mount', async () => {
+          test('no credential: 401 with a Bearer challenge; metadata only where an authorization server issues tokens', async () => {
             const res = await send();
             expect(res.status).toBe(401);
             const { resourceMetadataUrl, error } = extractWWWAuthenticateParams(res);
-            expect(resourceMetadataUrl?.href).toBe(`${get().base}/.well-known/oauth-protected-resource${m.path}`);
             expect(error).toBeUndefined();
             const body = (await res.json()) as any;
             if (m.kind === 'rest') expect(body).toMatchObject({ error: 'auth_required', code: 'AUTH_REQUIRED', errors: [{ code: 'AUTH_REQUIRED' }] });
             else expect(body).toMatchObject({ jsonrpc: '2.0', error: { code: -32028, data: { proto_error: { code: 'AUTH_REQUIRED' } } } });
             if (m.kind === 'mcp') expect(body.id).toBe(7);
 
-            const metadata = await (await get().fetch(new URL(resourceMetadataUrl!).pathname)).json();
+            const metadataPath = `/.well-known/oauth-protected-resource${m.path}`;
+            if (!issuer) {
+              expect(res.headers.get('www-authenticate')).toBe(`Bearer realm="${get().base}${m.path}"`);
+              expect((await get().fetch(metadataPath)).status).toBe(404);
+              return;
+            }
+            expect(resourceMetadataUrl?.href).toBe(`${get().base}${metadataPath}`);
+            const metadata = (await (await get().fetch(metadataPath)).json()) as any;
             expect(metadata).toEqual({
               resource: `${get().base}${m.path}`,
               authorization_servers: [get().base],
@@ -101,6 +113,12 @@ function suite(name: string, plugins: () => Parameters<typeof startServer>[2], p
               scopes_supported: [],
               resource_name: expect.any(String),
             });
+            // RFC 8414 section 3: each named authorization server publishes its metadata, under its own issuer.
+            for (const server of metadata.authorization_servers) {
+              const as = await fetch(`${server}/.well-known/oauth-authorization-server`);
+              expect(as.status).toBe(200);
+              expect((await as.json()) as any).toMatchObject({ issuer: server, token_endpoint: expect.any(String) });
+            }
             // The MCP SDK's own discovery finds and accepts the same document.
             const discovered = await discoverOAuthProtectedResourceMetadata(`${get().base}${m.path}`);
             expect(discovered.resource).toBe(`${get().base}${m.path}`);
@@ -109,7 +127,9 @@ function suite(name: string, plugins: () => Parameters<typeof startServer>[2], p
           test('invalid credential: 401 with error="invalid_token"', async () => {
             const res = await send('not-a-valid-credential-at-all');
             expect(res.status).toBe(401);
-            expect(extractWWWAuthenticateParams(res)).toMatchObject({ error: 'invalid_token', resourceMetadataUrl: expect.any(URL) });
+            const challenge = extractWWWAuthenticateParams(res);
+            expect(challenge.error).toBe('invalid_token');
+            expect(challenge.resourceMetadataUrl !== undefined).toBe(issuer);
           });
 
           test('valid credential: answered as before', async () => {
@@ -166,3 +186,10 @@ function suite(name: string, plugins: () => Parameters<typeof startServer>[2], p
 // The preset's own plugin lists, minus their storage entry (the test server adds an isolated one).
 suite('auth discovery: test agent', () => testAgentPreset.plugins.slice(1), '/signals', TEST_TOKEN);
 suite('auth discovery: signals-agent preset', () => [auth({ testTokens: [{ token: SIGNALS_TOKEN }] }), ...signalsPreset.plugins.slice(2)], '', SIGNALS_TOKEN);
+suite(
+  'auth discovery: signals-agent preset with OAuth',
+  () => [auth({ testTokens: [{ token: SIGNALS_TOKEN }] }), oauth(), ...signalsPreset.plugins.slice(2)],
+  '',
+  SIGNALS_TOKEN,
+  true,
+);

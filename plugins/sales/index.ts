@@ -145,7 +145,7 @@ export default definePlugin({
       outbox,
       activity,
       notifier,
-      formats: createFormatResolver({ db, clock, local: formats, inventory, crawler, logger: kernel.logger }, o.formatCacheSeconds),
+      formats: createFormatResolver({ db, clock, local: formats, inventory, crawler, logger: kernel.logger, sandbox: o.sandbox }, o.formatCacheSeconds),
       crawler,
       governance: governanceAgent,
       options: {

@@ -48,7 +48,9 @@ export const TENANTS = [
   { id: 'sales', name: 'Sales', protocols: ['media_buy', 'compliance'] },
   { id: 'creative', name: 'Creative', protocols: ['creative'] },
   { id: 'creative-builder', name: 'Creative builder', protocols: ['creative'] },
-  { id: 'governance', name: 'Governance', protocols: ['governance', 'compliance'] },
+  // The governance storyboards act as a buyer on ONE url: plans and checks, then create_media_buy
+  // and delivery under them. The governance agent's path therefore fronts the same seller too.
+  { id: 'governance', name: 'Governance', protocols: ['governance', 'media_buy', 'compliance'] },
   { id: 'brand', name: 'Brand', protocols: ['brand'] },
 ];
 

@@ -25,7 +25,7 @@ function checkEntry(c: CheckRow, v31: boolean): Json {
     timestamp: c.created_at.toISOString(),
     plan_id: c.plan_id,
     caller: c.caller,
-    check_type: 'intent',
+    check_type: c.check_type,
     mode: c.mode,
     explanation: c.explanation,
     policies_evaluated: c.policies_evaluated,

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { GovernanceService } from './service.ts';
 import { versionFields } from './sync-plans.ts';
+import { deliveryMetrics } from './delivery.ts';
 
 const context = v.pipe(v.string(), v.minLength(1), v.maxLength(4096), v.regex(/^[\x20-\x7E]+$/, 'must be printable ASCII'));
 const timestamp = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 timestamp with a time zone'));
@@ -20,20 +21,27 @@ const plannedDelivery = v.looseObject({
   end_time: v.optional(timestamp),
 });
 
-export const checkGovernanceInput = v.looseObject({
-  ...versionFields,
-  plan_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128)),
-  caller: v.pipe(v.string('is required (the URL of the agent asking)'), v.maxLength(2048), v.url('must be an absolute URL')),
-  purchase_type: v.optional(v.picklist(['media_buy', 'rights_license', 'signal_activation', 'creative_services'])),
-  tool: v.optional(v.pipe(v.string(), v.maxLength(128))),
-  payload: v.optional(v.record(v.string(), v.unknown(), 'must be an object')),
-  governance_context: v.optional(context),
-  phase: v.optional(v.picklist(['purchase', 'modification', 'delivery'], 'must be purchase, modification or delivery')),
-  planned_delivery: v.optional(plannedDelivery),
-  delivery_metrics: v.optional(v.record(v.string(), v.unknown())),
-  modification_summary: v.optional(v.pipe(v.string(), v.maxLength(1000))),
-  invoice_recipient: v.optional(v.record(v.string(), v.unknown())),
-});
+export const checkGovernanceInput = v.pipe(
+  v.looseObject({
+    ...versionFields,
+    plan_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128)),
+    caller: v.pipe(v.string('is required (the URL of the agent asking)'), v.maxLength(2048), v.url('must be an absolute URL')),
+    purchase_type: v.optional(v.picklist(['media_buy', 'rights_license', 'signal_activation', 'creative_services'])),
+    tool: v.optional(v.pipe(v.string(), v.maxLength(128))),
+    payload: v.optional(v.record(v.string(), v.unknown(), 'must be an object')),
+    governance_context: v.optional(context),
+    phase: v.optional(v.picklist(['purchase', 'modification', 'delivery'], 'must be purchase, modification or delivery')),
+    planned_delivery: v.optional(plannedDelivery),
+    delivery_metrics: v.optional(deliveryMetrics),
+    modification_summary: v.optional(v.pipe(v.string(), v.maxLength(1000))),
+    invoice_recipient: v.optional(v.record(v.string(), v.unknown())),
+  }),
+  // check-governance-request: delivery_metrics "MUST be present for 'delivery' phase".
+  v.forward(
+    v.check((i) => i.phase !== 'delivery' || i.delivery_metrics !== undefined, 'is required for the delivery phase'),
+    ['delivery_metrics'],
+  ),
+);
 
 /**
  * check-governance-response: the decision is `status` in 3.0 and `verdict` in 3.1 (each version

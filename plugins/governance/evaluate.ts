@@ -34,12 +34,11 @@ function inForce(p: NonNullable<Plan['custom_policies']>[number], now: Date): bo
 /**
  * Judge a proposal against a plan, deterministically. Hard limits deny (critical findings): the
  * plan is not active, another currency, more than the budget left, a start outside the flight, a
- * channel the plan does not allow, a country outside the plan's, a seller not approved, and an
- * inline policy with `must` enforcement whose scope (its channels and jurisdictions) the proposal
- * falls in. Soft limits approve with conditions: more than `per_seller_max_pct` of the budget, an
- * end after the flight, a `should` policy in scope, and human review (the plan's or a policy's).
- * `may` policies in scope are informational. Modes other than `enforce` never block: the findings
- * are kept and the answer is approved.
+ * channel the plan does not allow, a country outside the plan's, a seller not approved, and a
+ * `must` policy whose named scope the proposal falls in. Soft limits approve with conditions: more
+ * than `per_seller_max_pct` of the budget, an end after the flight, the plan's other policies (see
+ * judgePolicies), and human review (the plan's or a policy's). Modes other than `enforce` never
+ * block: the findings are kept and the answer is approved.
  */
 export function evaluate(plan: Plan, status: string, committed: number, proposal: Proposal, mode: GovernanceMode, now: Date): Evaluation {
   const findings: GovernanceFinding[] = [];
@@ -98,30 +97,71 @@ export function evaluate(plan: Plan, status: string, committed: number, proposal
       deny('seller_authorization', `${proposal.caller} is not an approved seller of this plan`);
   }
 
-  for (const p of plan.custom_policies ?? []) {
-    if (!inForce(p, now)) continue;
-    policies.push(p.policy_id);
-    categories.add('policy');
-    // A policy naming channels or jurisdictions governs purchases in them; one naming neither cannot be judged mechanically.
-    const scoped = !!p.channels?.length || !!p.jurisdictions?.length;
-    const channelHit = !p.channels?.length || p.channels.some((c) => proposal.channels.includes(c));
-    const countryHit = !p.jurisdictions?.length || p.jurisdictions.some((j) => proposal.countries.includes(j));
-    if (!scoped || !channelHit || !countryHit) continue;
-    const label = `${p.name ?? p.policy_id}: ${p.policy.slice(0, 300)}`;
-    if (p.enforcement === 'must') deny('policy', `Violates policy ${label}`, p.policy_id);
-    else if (p.enforcement === 'should') {
-      findings.push({ category_id: 'policy', policy_id: p.policy_id, severity: 'warning', explanation: `Conflicts with recommended policy ${label}` });
-      conditions.push({ field: 'packages', reason: `Policy ${label}` });
-    } else findings.push({ category_id: 'policy', policy_id: p.policy_id, severity: 'info', explanation: `Within the scope of policy ${label}` });
-    if (p.requires_human_review)
-      conditions.push({ field: 'human_review', required_value: true, reason: `Policy ${p.policy_id} requires a person to review this purchase` });
-  }
+  judgePolicies(plan, proposal, now, { findings, conditions, categories, policies }, true);
 
   if (plan.human_review_required) {
     categories.add('human_review');
     conditions.push({ field: 'human_review', required_value: true, reason: 'The plan requires a person to review each purchase before it goes live' });
   }
 
+  return decide(
+    { findings, conditions, categories, policies },
+    mode,
+    `Approved: within plan ${plan.plan_id} (${remaining} ${plan.budget.currency} left before this purchase)`,
+  );
+}
+
+/** What the rules of one check found, before the decision. */
+export interface Judgement {
+  findings: GovernanceFinding[];
+  conditions: GovernanceCondition[];
+  categories: Set<string>;
+  policies: string[];
+}
+
+/**
+ * The plan's inline policies in force against what the action touches. A policy naming channels or
+ * jurisdictions governs actions in them; one naming neither applies everywhere (policy-entry.json:
+ * omitted channels mean all, no jurisdictions mean not jurisdiction-specific). Policy text cannot be
+ * judged mechanically, so a `must` policy in scope that names its scope is taken as a prohibition
+ * there (denied); a `must` or `should` policy without scope binds the caller instead (approved
+ * with conditions: honour it); `may` policies are informational. `obligations` off (delivery
+ * checks) leaves the unscoped ones out: they were attached when the action was approved.
+ */
+export function judgePolicies(plan: Plan, touched: Pick<Proposal, 'channels' | 'countries'>, now: Date, j: Judgement, obligations: boolean): void {
+  for (const p of plan.custom_policies ?? []) {
+    if (!inForce(p, now)) continue;
+    j.policies.push(p.policy_id);
+    j.categories.add('policy');
+    const scoped = !!p.channels?.length || !!p.jurisdictions?.length;
+    const channelHit = !p.channels?.length || p.channels.some((c) => touched.channels.includes(c));
+    const countryHit = !p.jurisdictions?.length || p.jurisdictions.some((c) => touched.countries.includes(c));
+    if (!channelHit || !countryHit || (!scoped && !obligations)) continue;
+    const label = `${p.name ?? p.policy_id}: ${p.policy.slice(0, 300)}`;
+    if (p.enforcement === 'may') {
+      j.findings.push({ category_id: 'policy', policy_id: p.policy_id, severity: 'info', explanation: `Within the scope of policy ${label}` });
+    } else if (p.enforcement === 'must' && scoped) {
+      j.findings.push({ category_id: 'policy', policy_id: p.policy_id, severity: 'critical', explanation: `Violates policy ${label}` });
+    } else if (scoped) {
+      j.findings.push({ category_id: 'policy', policy_id: p.policy_id, severity: 'warning', explanation: `Conflicts with recommended policy ${label}` });
+      j.conditions.push({ field: 'packages', reason: `Policy ${label}` });
+    } else {
+      j.findings.push({
+        category_id: 'policy',
+        policy_id: p.policy_id,
+        severity: 'warning',
+        explanation: `Policy ${p.policy_id} (${p.enforcement}) applies to every purchase of the plan and cannot be verified from the request`,
+      });
+      j.conditions.push({ field: 'packages', reason: `The purchase must honour policy ${label}` });
+    }
+    if (p.requires_human_review && obligations)
+      j.conditions.push({ field: 'human_review', required_value: true, reason: `Policy ${p.policy_id} requires a person to review this purchase` });
+  }
+}
+
+/** The decision from what the rules found: critical findings deny, conditions qualify; modes other than enforce never block. */
+export function decide(j: Judgement, mode: GovernanceMode, approvedExplanation: string): Evaluation {
+  const { findings, conditions } = j;
   const blocked = findings.some((f) => f.severity === 'critical');
   let decision: GovernanceStatus = blocked ? 'denied' : conditions.length ? 'conditions' : 'approved';
   let explanation =
@@ -132,7 +172,9 @@ export function evaluate(plan: Plan, status: string, committed: number, proposal
           .join('; ')}`
       : decision === 'conditions'
         ? `Approved with conditions: ${conditions.map((c) => c.reason).join('; ')}`
-        : `Approved: within plan ${plan.plan_id} (${remaining} ${plan.budget.currency} left before this purchase)`;
+        : approvedExplanation;
+  // Conditions qualify an approval; a denial answers with its findings only (check-governance-response).
+  if (decision === 'denied') conditions.length = 0;
   if (mode !== 'enforce' && decision !== 'approved') {
     explanation = `Approved (${mode} mode, not enforced); would be ${explanation}`;
     decision = 'approved';
@@ -143,7 +185,7 @@ export function evaluate(plan: Plan, status: string, committed: number, proposal
     explanation: explanation.slice(0, 2000),
     findings,
     conditions,
-    categories_evaluated: [...categories],
-    policies_evaluated: policies,
+    categories_evaluated: [...j.categories],
+    policies_evaluated: j.policies,
   };
 }

@@ -5,7 +5,8 @@ import type { IdsPort } from '../../core/ports/ids.ts';
 import type { GovernanceCheck, GovernanceDecision } from '../../core/ports/governance.ts';
 import type { Json } from '../../core/task.ts';
 import { evaluate, type GovernanceMode, type Proposal } from './evaluate.ts';
-import { committedBudgets, findCheck, insertCheck, insertOutcome, loadPlans, type CheckRow } from './store.ts';
+import { evaluateDelivery, type DeliveryMetrics } from './delivery.ts';
+import { committedBudgets, findCheck, insertCheck, insertOutcome, latestCheckOf, loadPlans, type CheckRow } from './store.ts';
 
 export interface GovernanceDeps {
   db: DatabasePort;
@@ -23,6 +24,8 @@ export type CheckRequest = Omit<GovernanceCheck, 'owner' | 'phase' | 'purchase_t
   payload?: Json;
   /** The caller's correlation of a governed action across its checks and outcomes. */
   governance_context?: string;
+  /** What was delivered so far: the subject of a `delivery` phase check. */
+  delivery_metrics?: DeliveryMetrics;
 };
 
 export interface OutcomeRequest {
@@ -72,8 +75,14 @@ export function createGovernanceService(deps: GovernanceDeps) {
       const plan = (await loadPlans(deps.db, owner, [request.plan_id])).get(request.plan_id);
       if (!plan) throw planNotFound(request.plan_id);
       const committed = (await committedBudgets(deps.db, owner, [plan.plan_id])).get(plan.plan_id)!;
+      const delivery = request.phase === 'delivery';
+      if (delivery && !request.delivery_metrics) {
+        throw new ProtocolError('INVALID_REQUEST', 'delivery_metrics: is required for the delivery phase', { status: 400, field: 'delivery_metrics' });
+      }
       const proposal = proposalOf(request, now);
-      const result = evaluate(plan.plan, plan.status, committed, proposal, deps.mode, now);
+      const result = delivery
+        ? evaluateDelivery(plan.plan, plan.status, request.delivery_metrics!, deps.mode, now)
+        : evaluate(plan.plan, plan.status, committed, proposal, deps.mode, now);
       const id = deps.ids.uuid7().replace(/-/g, '');
       const row: CheckRow = {
         check_id: `chk_${id}`,
@@ -81,6 +90,8 @@ export function createGovernanceService(deps: GovernanceDeps) {
         caller: request.caller,
         tool: request.tool ?? null,
         phase: request.phase ?? 'purchase',
+        // check-governance-request: "the presence of tool+payload identifies an intent check".
+        check_type: request.tool && request.payload ? 'intent' : 'execution',
         purchase_type: request.purchase_type ?? 'media_buy',
         status: result.status,
         mode: deps.mode,
@@ -89,7 +100,8 @@ export function createGovernanceService(deps: GovernanceDeps) {
         conditions: result.conditions,
         categories_evaluated: result.categories_evaluated,
         policies_evaluated: result.policies_evaluated,
-        amount: proposal.amount ?? null,
+        // A delivery report commits nothing new: only purchases carry the amount an outcome is held to.
+        amount: delivery ? null : (proposal.amount ?? null),
         governance_context: request.governance_context ?? `gov_${id}`,
         expires_at: result.status === 'denied' ? null : new Date(now.getTime() + deps.checkTtlSeconds * 1000),
         created_at: now,
@@ -113,14 +125,23 @@ export function createGovernanceService(deps: GovernanceDeps) {
       const now = deps.clock.now();
       const plan = (await loadPlans(deps.db, owner, [o.plan_id])).get(o.plan_id);
       if (!plan) throw planNotFound(o.plan_id);
-      const check = o.check_id ? await findCheck(deps.db, owner, o.check_id) : null;
-      if (o.check_id && (!check || check.plan_id !== o.plan_id)) {
+      const named = o.check_id ? await findCheck(deps.db, owner, o.check_id) : null;
+      if (o.check_id && (!named || named.plan_id !== o.plan_id)) {
         throw new ProtocolError('REFERENCE_NOT_FOUND', `No check ${o.check_id.slice(0, 128)} of plan ${o.plan_id.slice(0, 128)}`, {
           status: 404,
           field: 'check_id',
         });
       }
+      // Without a check_id (required for completed outcomes, yet callers omit it), the action's latest purchase check stands in.
+      const check = named ?? (await latestCheckOf(deps.db, owner, o.plan_id, o.governance_context));
       const findings: Json[] = [];
+      if (o.outcome === 'completed' && !check) {
+        findings.push({
+          category_id: 'budget_authority',
+          severity: 'warning',
+          explanation: `No check_governance decision on record for governance context ${o.governance_context.slice(0, 128)}: this purchase was not approved here`,
+        });
+      }
       if (o.outcome === 'completed' && check?.status === 'denied') {
         findings.push({
           category_id: 'budget_authority',
@@ -139,7 +160,7 @@ export function createGovernanceService(deps: GovernanceDeps) {
       await insertOutcome(deps.db, owner, {
         outcome_id: outcomeId,
         plan_id: o.plan_id,
-        check_id: o.check_id ?? null,
+        check_id: check?.check_id ?? null,
         outcome: o.outcome,
         purchase_type: o.purchase_type ?? 'media_buy',
         governance_context: o.governance_context,

@@ -18,6 +18,8 @@ export interface CheckRow {
   caller: string;
   tool: string | null;
   phase: string;
+  /** `intent`: tool + payload from an orchestrator; `execution`: a seller's planned delivery or delivery report. */
+  check_type: 'intent' | 'execution';
   purchase_type: string;
   status: GovernanceStatus;
   mode: string;
@@ -82,15 +84,23 @@ export async function committedBudgets(q: Queryable, owner: string, planIds: rea
 
 export async function insertCheck(q: Queryable, owner: string, planVersion: number, c: CheckRow): Promise<void> {
   await q.query(sql`
-    INSERT INTO governance_checks (check_id, owner, plan_id, plan_version, caller, tool, phase, purchase_type, status, mode, explanation, findings, conditions,
+    INSERT INTO governance_checks (check_id, owner, plan_id, plan_version, caller, tool, phase, check_type, purchase_type, status, mode, explanation, findings, conditions,
       categories_evaluated, policies_evaluated, amount, governance_context, expires_at, created_at)
-    VALUES (${c.check_id}::text, ${owner}::text, ${c.plan_id}::text, ${planVersion}::int, ${c.caller}::text, ${c.tool}::text, ${c.phase}::text, ${c.purchase_type}::text,
+    VALUES (${c.check_id}::text, ${owner}::text, ${c.plan_id}::text, ${planVersion}::int, ${c.caller}::text, ${c.tool}::text, ${c.phase}::text, ${c.check_type}::text, ${c.purchase_type}::text,
       ${c.status}::text, ${c.mode}::text, ${c.explanation}::text, ${c.findings}::jsonb, ${c.conditions}::jsonb, ${c.categories_evaluated}::text[],
       ${c.policies_evaluated}::text[], ${c.amount}::numeric, ${c.governance_context}::text, ${c.expires_at}::timestamptz, ${c.created_at}::timestamptz)`);
 }
 
 export async function findCheck(q: Queryable, owner: string, checkId: string): Promise<CheckRow | null> {
   const [row] = await q.query<CheckRow>(sql`SELECT * FROM governance_checks WHERE owner = ${owner}::text AND check_id = ${checkId}::text`);
+  return row ? { ...row, amount: num(row.amount) } : null;
+}
+
+/** The latest purchase or modification check of a governed action (its governance context) on a plan. */
+export async function latestCheckOf(q: Queryable, owner: string, planId: string, context: string): Promise<CheckRow | null> {
+  const [row] = await q.query<CheckRow>(sql`SELECT * FROM governance_checks
+    WHERE owner = ${owner}::text AND governance_context = ${context}::text AND plan_id = ${planId}::text
+      AND phase <> 'delivery' ORDER BY created_at DESC, check_id DESC LIMIT 1`);
   return row ? { ...row, amount: num(row.amount) } : null;
 }
 

@@ -7,49 +7,52 @@ import { bothVersionsErrors } from '../support/schemas.ts';
 
 const COMMON = ['get_adcp_capabilities', 'get_task_status'];
 const CONTROL = ['comply_test_controller'];
+/** The seller's tasks and test scenarios. */
+const SELLER = [
+  'create_media_buy',
+  'get_media_buy_delivery',
+  'get_media_buys',
+  'get_products',
+  'list_accounts',
+  'list_creatives',
+  'log_event',
+  'provide_performance_feedback',
+  'sync_accounts',
+  'sync_audiences',
+  'sync_catalogs',
+  'sync_creatives',
+  'sync_event_sources',
+  'update_media_buy',
+];
+const SELLER_SCENARIOS = [
+  'force_media_buy_status',
+  'force_account_status',
+  'force_creative_status',
+  'seed_account',
+  'seed_product',
+  'seed_pricing_option',
+  'seed_media_buy',
+  'seed_creative',
+  'simulate_impairment',
+  'simulate_delayed_report',
+  'simulate_delivery',
+  'simulate_budget_spend',
+];
+const GOVERNANCE = ['check_governance', 'get_plan_audit_logs', 'report_plan_outcome', 'sync_plans'];
 /** What each path of the test agent serves, and nothing else. */
 const TOOLS: Record<string, string[]> = {
-  sales: [
-    ...COMMON,
-    ...CONTROL,
-    'create_media_buy',
-    'get_media_buy_delivery',
-    'get_media_buys',
-    'get_products',
-    'list_accounts',
-    'list_creatives',
-    'log_event',
-    'provide_performance_feedback',
-    'sync_accounts',
-    'sync_audiences',
-    'sync_catalogs',
-    'sync_creatives',
-    'sync_event_sources',
-    'update_media_buy',
-  ],
+  sales: [...COMMON, ...CONTROL, ...SELLER],
   signals: [...COMMON, ...CONTROL, 'activate_signal', 'get_signals'],
-  governance: [...COMMON, ...CONTROL, 'check_governance', 'get_plan_audit_logs', 'report_plan_outcome', 'sync_plans'],
+  // The governance storyboards buy under their plans on the same URL: the seller's tasks too.
+  governance: [...COMMON, ...CONTROL, ...GOVERNANCE, ...SELLER],
   creative: [...COMMON, 'build_creative', 'list_creative_formats', 'preview_creative'],
   'creative-builder': [...COMMON, 'build_creative', 'list_creative_formats', 'preview_creative'],
   brand: [...COMMON, 'get_brand_identity'],
 };
 const SCENARIOS: Record<string, string[]> = {
-  sales: [
-    'force_media_buy_status',
-    'force_account_status',
-    'force_creative_status',
-    'seed_account',
-    'seed_product',
-    'seed_pricing_option',
-    'seed_media_buy',
-    'seed_creative',
-    'simulate_impairment',
-    'simulate_delayed_report',
-    'simulate_delivery',
-    'simulate_budget_spend',
-  ],
+  sales: SELLER_SCENARIOS,
   signals: ['force_signal_activation_status'],
-  governance: ['seed_plan'],
+  governance: ['seed_plan', ...SELLER_SCENARIOS],
 };
 
 // The preset's own plugin list, minus its storage entry (the test server adds an isolated one).
@@ -83,19 +86,19 @@ forEachDatabase<TestServer>(
 
     test('each path: capabilities of its specialism (valid in both versions) and the test scenarios of its specialism only', async () => {
       const s = get();
-      const protocol: Record<string, string> = {
-        sales: 'media_buy',
-        signals: 'signals',
-        governance: 'governance',
-        creative: 'creative',
-        'creative-builder': 'creative',
-        brand: 'brand',
+      const protocols: Record<string, string[]> = {
+        sales: ['media_buy'],
+        signals: ['signals'],
+        governance: ['governance', 'media_buy'],
+        creative: ['creative'],
+        'creative-builder': ['creative'],
+        brand: ['brand'],
       };
       for (const id of Object.keys(TOOLS)) {
         const rest = restClient(s, TEST_TOKEN, `/${id}`);
         const caps = await rest.call('get_adcp_capabilities', {});
         expect(bothVersionsErrors('protocol/get-adcp-capabilities-response.json', caps.body)).toEqual([]);
-        expect({ id, protocols: caps.body.supported_protocols }).toEqual({ id, protocols: [protocol[id]] });
+        expect({ id, protocols: caps.body.supported_protocols }).toEqual({ id, protocols: protocols[id] });
         if (!SCENARIOS[id]) continue;
         const listed = await rest.call('comply_test_controller', { scenario: 'list_scenarios', account: { sandbox: true } });
         expect({ id, scenarios: listed.body.scenarios.sort() }).toEqual({ id, scenarios: [...SCENARIOS[id]!].sort() });

@@ -196,6 +196,42 @@ forEachDatabase<GovernanceServer>(
       { name: 'check of an unknown plan', task: 'check_governance', args: () => proposal('no-such-plan', 10), code: 'PLAN_NOT_FOUND', field: 'plan_id' },
       { name: 'unknown phase', task: 'check_governance', args: () => proposal('bad-plan', 10, { phase: 'later' }), code: 'INVALID_REQUEST', field: 'phase' },
       {
+        name: 'delivery phase without delivery_metrics',
+        task: 'check_governance',
+        args: () => proposal('bad-plan', 10, { phase: 'delivery' }),
+        code: 'INVALID_REQUEST',
+        field: 'delivery_metrics',
+      },
+      {
+        name: 'delivery report without its period',
+        task: 'check_governance',
+        args: () => proposal('bad-plan', 10, { phase: 'delivery', delivery_metrics: { spend: 10 } }),
+        code: 'INVALID_REQUEST',
+        field: 'delivery_metrics.reporting_period',
+      },
+      {
+        name: 'channel share over 100%',
+        task: 'check_governance',
+        args: () =>
+          proposal('bad-plan', 10, {
+            phase: 'delivery',
+            delivery_metrics: { reporting_period: { start: '2026-03-01T00:00:00Z', end: '2026-03-02T00:00:00Z' }, channel_distribution: { ctv: 150 } },
+          }),
+        code: 'INVALID_REQUEST',
+        field: 'delivery_metrics.channel_distribution.ctv',
+      },
+      {
+        name: 'delivery metric the schema does not define',
+        task: 'check_governance',
+        args: () =>
+          proposal('bad-plan', 10, {
+            phase: 'delivery',
+            delivery_metrics: { reporting_period: { start: '2026-03-01T00:00:00Z', end: '2026-03-02T00:00:00Z' }, clicks: 3 },
+          }),
+        code: 'INVALID_REQUEST',
+        field: 'delivery_metrics.clicks',
+      },
+      {
         name: 'outcome of an unknown check',
         task: 'report_plan_outcome',
         args: () => ({ idempotency_key: key('bad'), plan_id: 'bad-plan', check_id: 'chk_nope', outcome: 'completed', governance_context: 'gc' }),

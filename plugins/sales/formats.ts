@@ -27,8 +27,8 @@ export interface FormatResolverDeps {
   local: CreativeFormatsPort | undefined;
   inventory: InventoryPort;
   /**
-   * A sandbox seller takes formats of creative agents under the reserved `.example` domain (RFC
-   * 2606: nobody can host one, so nothing can validate them) as given: test fixtures name them.
+   * A sandbox seller takes formats of creative agents under the reserved example names (RFC 2606:
+   * `.example`, example.com/.net/.org; nobody runs an agent there) as given: test fixtures name them.
    */
   sandbox: boolean;
   crawler: CrawlerPort | undefined;
@@ -59,7 +59,7 @@ async function askRemote(crawler: CrawlerPort, agentUrl: string, ids: string[]):
 
 function isExampleAgent(agentUrl: string): boolean {
   try {
-    return /(^|\.)example\.?$/.test(new URL(agentUrl).hostname);
+    return /(^|\.)(example|example\.com|example\.net|example\.org)\.?$/.test(new URL(agentUrl).hostname);
   } catch {
     return false;
   }

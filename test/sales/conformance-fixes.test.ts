@@ -2,7 +2,7 @@ import { expect, test } from 'bun:test';
 import testController from '../../plugins/test-controller/index.ts';
 import { forEachDatabase } from '../support/db.ts';
 import type { TaskClient } from '../support/agent.ts';
-import { bothVersionsErrors } from '../support/schemas.ts';
+import { bothVersionsErrors, schemaErrors } from '../support/schemas.ts';
 import { HOUR, startSalesWorld, type SalesWorld } from './fixture.ts';
 
 let n = 0;
@@ -60,15 +60,67 @@ forEachDatabase<SalesWorld>(
       await c.close();
     });
 
-    // 3.1.19 joins the envelope (status: a TaskStatus) with the success arm (status: a MediaBuyStatus),
-    // so only `completed` is valid in both versions; the lifecycle state is media_buy_status.
-    test('create_media_buy: status stays the task status valid in both versions, the buy state is media_buy_status', async () => {
+    // Version negotiation: a 3.0 caller (no adcp_version) reads `status` as the buy's; a 3.1 caller's
+    // envelope types it as a TaskStatus, so it gets `completed` and reads media_buy_status.
+    test('create_media_buy: a 3.0 caller reads the buy status in status, a 3.1 caller the task status; each valid in its version', async () => {
       const w = get();
       const c = await w.client('mcp');
-      const created = await c.call('create_media_buy', buy(w, natural('status.example')));
-      expect(created.body.status).toBe('completed');
-      expect(['pending_creatives', 'pending_start', 'active']).toContain(created.body.media_buy_status);
-      expect(bothVersionsErrors('media-buy/create-media-buy-response.json', created.body)).toEqual([]);
+      const v30 = await c.call('create_media_buy', buy(w, natural('status.example')));
+      expect(v30.body.status).toBe(v30.body.media_buy_status);
+      expect(['pending_creatives', 'pending_start', 'active']).toContain(v30.body.status);
+      expect(schemaErrors('media-buy/create-media-buy-response.json', v30.body, '3.0.6')).toEqual([]);
+      const v31 = await c.call('create_media_buy', buy(w, natural('status.example'), { adcp_version: '3.1' }));
+      expect(v31.body.status).toBe('completed');
+      expect(bothVersionsErrors('media-buy/create-media-buy-response.json', v31.body)).toEqual([]);
+      // A replay of the 3.0 answer is still a completed task.
+      const args = buy(w, natural('status.example'));
+      await c.call('create_media_buy', args);
+      const replay = await c.call('create_media_buy', args);
+      expect(replay.ok).toBe(true);
+      expect(replay.body.replayed).toBe(true);
+      await c.close();
+    });
+
+    test('re-cancelling a canceled buy is NOT_CANCELLABLE; simulate_delivery starts a buy that is not serving yet', async () => {
+      const w = get();
+      const c = await w.client('rest');
+      const first = await c.call('create_media_buy', buy(w, natural('cancel.example')));
+      const id = first.body.media_buy_id;
+      const cancel = () => c.call('update_media_buy', { idempotency_key: key('cancel'), media_buy_id: id, canceled: true });
+      expect((await cancel()).ok).toBe(true);
+      expect((await cancel()).body.code).toBe('NOT_CANCELLABLE');
+      const pending = (await c.call('create_media_buy', buy(w, natural('cancel.example')))).body;
+      expect(pending.media_buy_status).toBe('pending_creatives');
+      const delivered = await control(c, 'simulate_delivery', { media_buy_id: pending.media_buy_id, impressions: 1000, clicks: 3 });
+      expect(delivered.body).toMatchObject({ success: true, simulated: { impressions: 1000, clicks: 3 } });
+      expect((await c.call('get_media_buys', { media_buy_ids: [pending.media_buy_id] })).body.media_buys[0].status).toBe('active');
+      await c.close();
+    });
+
+    test("creative formats: a product's own format is known without its agent; a sandbox takes .example agents as given", async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      await control(c, 'seed_product', {
+        product_id: 'fmt_product',
+        fixture: { format_ids: [{ agent_url: 'https://formats.unreachable.test/', id: 'house_banner' }] },
+      });
+      const creative = (agent: string, id: string, creative_id: string) => ({
+        creative_id,
+        name: creative_id,
+        format_id: { agent_url: agent, id },
+        assets: { image: { asset_type: 'image', url: `https://cdn.acme.example/${creative_id}.png`, width: 300, height: 250 } },
+      });
+      const synced = await c.call('sync_creatives', {
+        idempotency_key: key('sync'),
+        account: natural('formats.example'),
+        creatives: [
+          creative('https://formats.unreachable.test/', 'house_banner', 'c_house'),
+          creative('https://your-platform.example.com', 'native_card', 'c_example'),
+        ],
+      });
+      expect(synced.body.errors ?? synced.body.code ?? null).toBeNull();
+      expect(synced.ok).toBe(true);
+      expect(synced.body.creatives.map((x: { action: string }) => x.action)).toEqual(['created', 'created']);
       await c.close();
     });
 

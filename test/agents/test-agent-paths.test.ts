@@ -7,11 +7,14 @@ import { bothVersionsErrors } from '../support/schemas.ts';
 
 const COMMON = ['get_adcp_capabilities', 'get_task_status'];
 const CONTROL = ['comply_test_controller'];
+const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative'];
 /** What each path of the test agent serves, and nothing else. */
 const TOOLS: Record<string, string[]> = {
   sales: [
     ...COMMON,
     ...CONTROL,
+    // A seller that builds creatives (storyboard creative_generative/seller): the creative tasks too.
+    ...CREATIVE,
     'create_media_buy',
     'get_media_buy_delivery',
     'get_media_buys',
@@ -29,8 +32,8 @@ const TOOLS: Record<string, string[]> = {
   ],
   signals: [...COMMON, ...CONTROL, 'activate_signal', 'get_signals'],
   governance: [...COMMON, ...CONTROL, 'check_governance', 'get_plan_audit_logs', 'report_plan_outcome', 'sync_plans'],
-  creative: [...COMMON, 'build_creative', 'list_creative_formats', 'preview_creative'],
-  'creative-builder': [...COMMON, 'build_creative', 'list_creative_formats', 'preview_creative'],
+  creative: [...COMMON, ...CREATIVE],
+  'creative-builder': [...COMMON, ...CREATIVE],
   brand: [...COMMON, 'get_brand_identity'],
 };
 const SCENARIOS: Record<string, string[]> = {
@@ -79,19 +82,19 @@ forEachDatabase<TestServer>(
 
     test('each path: capabilities of its specialism (valid in both versions) and the test scenarios of its specialism only', async () => {
       const s = get();
-      const protocol: Record<string, string> = {
-        sales: 'media_buy',
-        signals: 'signals',
-        governance: 'governance',
-        creative: 'creative',
-        'creative-builder': 'creative',
-        brand: 'brand',
+      const protocols: Record<string, string[]> = {
+        sales: ['creative', 'media_buy'],
+        signals: ['signals'],
+        governance: ['governance'],
+        creative: ['creative'],
+        'creative-builder': ['creative'],
+        brand: ['brand'],
       };
       for (const id of Object.keys(TOOLS)) {
         const rest = restClient(s, TEST_TOKEN, `/${id}`);
         const caps = await rest.call('get_adcp_capabilities', {});
         expect(bothVersionsErrors('protocol/get-adcp-capabilities-response.json', caps.body)).toEqual([]);
-        expect({ id, protocols: caps.body.supported_protocols }).toEqual({ id, protocols: [protocol[id]] });
+        expect({ id, protocols: caps.body.supported_protocols }).toEqual({ id, protocols: protocols[id] });
         if (!SCENARIOS[id]) continue;
         const listed = await rest.call('comply_test_controller', { scenario: 'list_scenarios', account: { sandbox: true } });
         expect({ id, scenarios: listed.body.scenarios.sort() }).toEqual({ id, scenarios: [...SCENARIOS[id]!].sort() });

@@ -41,11 +41,12 @@ export const SANDBOX_BRANDS = [
  * tasks plus capabilities and task status, and the sandbox test controller (`compliance`) where
  * the specialism has scenarios (sales, signals, governance).
  * `/creative` (templates, transformation, previews) and `/creative-builder` (generative builds)
- * are one creative plugin serving the same tasks.
+ * are one creative plugin serving the same tasks. `/sales` also serves the creative tasks: a
+ * seller that builds creatives is found at one URL (storyboard creative_generative/seller).
  */
 export const TENANTS = [
   { id: 'signals', name: 'Signals', protocols: ['signals', 'compliance'] },
-  { id: 'sales', name: 'Sales', protocols: ['media_buy', 'compliance'] },
+  { id: 'sales', name: 'Sales', protocols: ['media_buy', 'creative', 'compliance'] },
   { id: 'creative', name: 'Creative', protocols: ['creative'] },
   { id: 'creative-builder', name: 'Creative builder', protocols: ['creative'] },
   // The governance storyboards act as a buyer on ONE url: plans and checks, then create_media_buy
@@ -58,9 +59,9 @@ export const TENANTS = [
  * The path-routed public test agent with sandbox data: `/.well-known/adagents.json` lists the
  * tenants and their tools; a published test token; signals, products, formats and sandbox brands
  * seeded. Activations complete after a few seconds; sales are sandbox buys on the simulated ad
- * server that consult the governance tenant when they name a plan; builds show a working step of
- * two seconds; `comply_test_controller` forces transitions (buys, activations, impairments, late
- * reports) and seeds fixtures.
+ * server that consult the governance tenant when they name a plan; builds answer at once, as a
+ * stateless creative agent's do; `comply_test_controller` forces transitions (buys, activations,
+ * impairments, late reports) and seeds fixtures.
  */
 export default definePreset({
   name: 'test-agent',
@@ -76,7 +77,7 @@ export default definePreset({
     adServerSimulated(),
     governance(),
     sales({ sandbox: true, minAudienceSize: 10 }),
-    creative({ buildDelaySeconds: 2 }),
+    creative(),
     // The registry's brand data (sandbox brands seeded at start) behind the brand tenant and brand-aware builds.
     registryBrands(),
     brandAgent({ brands: SANDBOX_BRANDS }),

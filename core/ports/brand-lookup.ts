@@ -19,6 +19,8 @@ export interface BrandIdentity {
  * when the registry cannot be asked (unreachable, malformed answer), so callers may retry.
  */
 export interface BrandLookupPort {
+  /** `slow`: asked over the network (builds that need it run asynchronously, retried); absent: a local read. */
+  readonly latency?: 'fast' | 'slow';
   resolve(domain: string): Promise<BrandIdentity | null>;
 }
 

@@ -10,6 +10,7 @@ import { identityFromManifest } from '../../lib/brand-identity.ts';
 export function createRegistryBrandLookup(crawler: CrawlerPort, registryUrl: string, options: { allowHttp?: boolean } = {}): BrandLookupPort {
   const base = registryUrl.replace(/\/+$/, '');
   return {
+    latency: 'slow',
     async resolve(domain) {
       const url = `${base}/api/brands/resolve?domain=${encodeURIComponent(domain)}`;
       const response = await crawler.fetch(url, {

@@ -12,6 +12,8 @@ export interface Brief {
   brand?: BrandIdentity;
   /** `brand.domain` to resolve through the brand lookup (fills what the request did not give). */
   lookupDomain?: string;
+  /** The domain is the account's brand, not a `brand` the caller asked for: used when known, never refused. */
+  lookupOptional?: boolean;
   offerings: Offering[];
   headline?: string;
   cta?: string;
@@ -77,6 +79,12 @@ export function extractBrief(input: Json): Brief {
   }
   // The registry fills what the request left out (a name, colours, a logo).
   if (requestBrand?.domain && (!brief.brand?.name || !brief.brand.colors.primary)) brief.lookupDomain = requestBrand.domain;
+  // A request naming no brand at all is for the brand of the account it is billed to (3.x `account.brand`).
+  const accountDomain = text(input.account?.brand?.domain, 253);
+  if (!requestBrand && !brief.brand && accountDomain) {
+    brief.lookupDomain = accountDomain;
+    brief.lookupOptional = true;
+  }
   return brief;
 }
 

@@ -38,9 +38,13 @@ export function localFormatIds(agentUrl: string): (f: { agent_url: string }) => 
 }
 
 /**
- * Resolve format ids named in a request (field paths for errors). 404 FORMAT_NOT_SUPPORTED when the
- * id is another agent's or unknown here; 400 INVALID_FORMAT_ID when its parameters do not fit.
- * Throws at the first failure (callers with per-item errors resolve one at a time).
+ * Resolve format ids named in a request (field paths for errors) by their `id`: AdCP 3.1 makes a
+ * build target unsupported when its `id` is not one this agent advertises (FORMAT_NOT_SUPPORTED),
+ * so a format id naming another agent (the reference creative agent whose catalog this one
+ * carries, a seller's copy, a documentation placeholder) is served from this catalog's definition
+ * of that id, and answers name this agent's URL. 404 FORMAT_NOT_SUPPORTED for an unknown id;
+ * 400 INVALID_FORMAT_ID when its parameters do not fit. Throws at the first failure (callers with
+ * per-item errors resolve one at a time).
  */
 export async function resolveFormats(
   ctx: CreativeContext,
@@ -48,25 +52,13 @@ export async function resolveFormats(
   /** Definitions already read (a batch reads all of its formats at once). */
   known?: ReadonlyMap<string, FormatDefinition>,
 ): Promise<ResolvedFormat[]> {
-  const local = localFormatIds(ctx.agentUrl);
-  for (const { ref, field } of refs) {
-    if (!local(ref)) {
-      throw new ProtocolError(
-        'FORMAT_NOT_SUPPORTED',
-        `${field}: format ${ref.id} belongs to ${ref.agent_url.slice(0, 200)}, not this agent (${ctx.agentUrl})`,
-        {
-          status: 404,
-          field,
-          suggestion: `Use a format listed by list_creative_formats here (agent_url ${ctx.agentUrl}), or ask the agent at ${ref.agent_url.slice(0, 200)}`,
-        },
-      );
-    }
-  }
   const found = known ?? (await ctx.catalog.find(refs.map((r) => r.ref.id)));
+  const local = localFormatIds(ctx.agentUrl);
   return refs.map(({ ref, field }) => {
     const definition = found.get(ref.id);
     if (!definition) {
-      throw new ProtocolError('FORMAT_NOT_SUPPORTED', `${field}: format ${ref.id} is not supported by this agent`, {
+      const elsewhere = local(ref) ? '' : ` (it names ${ref.agent_url.slice(0, 200)}: ask that agent)`;
+      throw new ProtocolError('FORMAT_NOT_SUPPORTED', `${field}: format ${ref.id} is not supported by this agent${elsewhere}`, {
         status: 404,
         field,
         suggestion: 'Call list_creative_formats for the formats this agent supports',

@@ -79,6 +79,9 @@ export function toStored(raw: v.InferOutput<typeof importedFormat>, sourceAgentU
     const known = raw.accepts_parameters.filter((p) => p === 'dimensions' || p === 'duration');
     if (known.length) definition.accepts_parameters = known;
     else delete definition.accepts_parameters;
+    // A template renders at the size or duration its format id carries: say so (AdCP render
+    // `parameters_from_format_id`) rather than list no render at all.
+    if (known.length && !raw.renders?.length) definition.renders = [{ role: 'primary', parameters_from_format_id: true }];
   }
   for (const key of ['output_format_ids', 'input_format_ids']) if (Array.isArray(rest[key])) definition[key] = rest[key].map(localId);
   const primary = raw.renders?.find((r) => r.role === 'primary') ?? raw.renders?.[0];

@@ -25,12 +25,14 @@ import { REFERENCE_CREATIVE_AGENT } from '../../lib/adcp/reference-formats.ts';
 import { CreativeFormats } from '../../core/ports/creative-formats.ts';
 
 export const DEFAULT_SEED = join(import.meta.dir, 'seed.json');
+/** This agent's own display templates (plain sizes such as display_300x250, and source_master to adapt from). */
+export const TEMPLATE_FORMATS = join(import.meta.dir, 'template-formats.json');
 
 const seconds = (min: number, max: number, fallback: number) => v.optional(v.pipe(v.number(), v.minValue(min), v.maxValue(max)), fallback);
 
 const options = v.object({
-  /** Reference formats upserted at every start (a vendor's own definitions of the same ids win); `false`: none. */
-  seed: v.optional(v.union([v.string(), v.literal(false)]), DEFAULT_SEED),
+  /** Format files upserted at every start, in listing order (a vendor's own definitions of the same ids win); `false`: none. */
+  seed: v.optional(v.union([v.string(), v.array(v.string()), v.literal(false)]), [DEFAULT_SEED, TEMPLATE_FORMATS]),
   /** `agent_url` of this agent's format ids (default: server.publicUrl, else http://localhost:PORT). */
   agentUrl: v.optional(v.pipe(v.string(), v.url('must be an absolute URL'))),
   /** Other creative agents listed in list_creative_formats `creative_agents`. */
@@ -138,9 +140,11 @@ export default definePlugin({
       async start() {
         unfollow = await ctx.catalog.follow(kernel.logger);
         if (!o.seed) return;
-        const formats = parseCatalog(JSON.parse(readFileSync(o.seed, 'utf8')));
-        const written = await upsertFormats(db, formats, 'reference', clock.now());
-        kernel.logger.info({ seed: o.seed, formats: formats.length, written }, 'creative format catalog seeded');
+        for (const file of typeof o.seed === 'string' ? [o.seed] : o.seed) {
+          const formats = parseCatalog(JSON.parse(readFileSync(file, 'utf8')));
+          const written = await upsertFormats(db, formats, 'reference', clock.now());
+          kernel.logger.info({ seed: file, formats: formats.length, written }, 'creative format catalog seeded');
+        }
       },
       stop: () => unfollow?.(),
     };

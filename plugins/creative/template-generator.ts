@@ -146,8 +146,9 @@ export function createTemplateGenerator(): CreativeGeneratorPort {
       };
 
       const fill = (slot: FormatAssetSlot): Json | undefined => {
-        const own = seeds[slot.asset_id];
-        if (own && own.asset_type === slot.asset_type) return own;
+        const own = seeds[slot.asset_id]?.asset_type === slot.asset_type ? seeds[slot.asset_id] : undefined;
+        // A supplied image must also fit the slot's size (decided below).
+        if (own && slot.asset_type !== 'image') return own;
         const r = (slot.requirements ?? {}) as Json;
         const missing = (why: string, suggestion?: string) => {
           if (slot.required) throw new GenerationError(slot.asset_id, `${slot.asset_id}: ${why}`, suggestion);
@@ -170,15 +171,18 @@ export function createTemplateGenerator(): CreativeGeneratorPort {
               : missing('no landing page is known', 'Send an offering landing_url, a click URL asset or a brand domain');
           }
           case 'image': {
-            if (/icon|logo/.test(slot.asset_id))
+            if (/icon|logo/.test(slot.asset_id)) {
+              if (own) return own;
               return req.brand?.logo_url ? { asset_type: 'image', url: req.brand.logo_url, width: 200, height: 200 } : missing('no logo is known');
+            }
+            const supplied = own ?? image;
             const [dw, dh] = format.type === 'dooh' ? [1920, 1080] : [1200, 627];
             const width = typeof r.width === 'number' ? r.width : (req.size?.width ?? dw);
             const height = typeof r.height === 'number' ? r.height : (req.size?.height ?? dh);
             // A supplied image is kept where it fits (native slots take any size; banners need theirs);
             // otherwise a banner is rendered in the brand's colours and hosted by this agent.
             const sized = typeof r.width === 'number' || format.type === 'display' || format.type === 'dooh';
-            if (image && (!sized || (image.width === width && image.height === height))) return { ...image };
+            if (supplied && (!sized || (supplied.width === width && supplied.height === height))) return { ...supplied };
             if (!slot.required && format.type !== 'native') return undefined;
             const url = req.host({ contentType: 'image/svg+xml', body: svgBanner(copy(), width, height) });
             return { asset_type: 'image', url, width, height, format: 'svg', alt_text: `${sponsor}: ${headline}` };

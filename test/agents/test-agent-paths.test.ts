@@ -38,15 +38,17 @@ const SELLER_SCENARIOS = [
   'simulate_delivery',
   'simulate_budget_spend',
 ];
+const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative'];
 const GOVERNANCE = ['check_governance', 'get_plan_audit_logs', 'report_plan_outcome', 'sync_plans'];
 /** What each path of the test agent serves, and nothing else. */
 const TOOLS: Record<string, string[]> = {
-  sales: [...COMMON, ...CONTROL, ...SELLER],
+  // A seller that builds creatives (storyboard creative_generative/seller): the creative tasks too.
+  sales: [...COMMON, ...CONTROL, ...CREATIVE, ...SELLER],
   signals: [...COMMON, ...CONTROL, 'activate_signal', 'get_signals'],
   // The governance storyboards buy under their plans on the same URL: the seller's tasks too.
   governance: [...COMMON, ...CONTROL, ...GOVERNANCE, ...SELLER],
-  creative: [...COMMON, 'build_creative', 'list_creative_formats', 'preview_creative'],
-  'creative-builder': [...COMMON, 'build_creative', 'list_creative_formats', 'preview_creative'],
+  creative: [...COMMON, ...CREATIVE],
+  'creative-builder': [...COMMON, ...CREATIVE],
   brand: [...COMMON, 'get_brand_identity'],
 };
 const SCENARIOS: Record<string, string[]> = {
@@ -87,7 +89,7 @@ forEachDatabase<TestServer>(
     test('each path: capabilities of its specialism (valid in both versions) and the test scenarios of its specialism only', async () => {
       const s = get();
       const protocols: Record<string, string[]> = {
-        sales: ['media_buy'],
+        sales: ['creative', 'media_buy'],
         signals: ['signals'],
         governance: ['governance', 'media_buy'],
         creative: ['creative'],

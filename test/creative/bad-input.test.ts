@@ -46,11 +46,11 @@ const CASES: [string, Record<string, unknown>, number, string, string][] = [
     'INVALID_FORMAT_ID',
     'creative_manifest.format_id.width',
   ],
-  // Unknown formats and formats of other agents.
+  // Unknown formats, here or named under another agent's URL.
   ['build_creative', gen(fid('display_999x999_html'), { brand }), 404, 'FORMAT_NOT_SUPPORTED', 'target_format_id'],
   [
     'build_creative',
-    gen({ agent_url: 'https://creative.other.example', id: 'display_300x250_html' }, { brand }),
+    gen({ agent_url: 'https://creative.other.example', id: 'other_story_1080x1920' }, { brand }),
     404,
     'FORMAT_NOT_SUPPORTED',
     'target_format_id',
@@ -159,10 +159,10 @@ const CASES: [string, Record<string, unknown>, number, string, string][] = [
   ['list_creative_formats', { max_width: -5 }, 400, 'INVALID_REQUEST', 'max_width'],
   ['list_creative_formats', { pagination: { cursor: 'not-a-cursor' } }, 400, 'INVALID_REQUEST', 'pagination.cursor'],
   ['build_creative', { idempotency_key: KEY, message: 'x', brand }, 400, 'INVALID_REQUEST', 'target_format_ids'],
-  ['build_creative', gen(fid('display_300x250_html'), { target_format_ids: [fid('display_728x90_html')], brand }), 400, 'INVALID_REQUEST', 'target_format_ids'],
   ['build_creative', { target_format_id: fid('display_300x250_html'), message: 'x', brand }, 400, 'INVALID_REQUEST', 'idempotency_key'],
   ['build_creative', gen(fid('display_300x250_html')), 400, 'INVALID_REQUEST', 'brand'],
   ['build_creative', gen(fid('display_300x250_html'), { brand: { domain: 'not a domain' } }), 400, 'INVALID_REQUEST', 'brand.domain'],
+  ['build_creative', gen(fid('display_300x250_html'), { account: { brand: { domain: 'not a domain' } } }), 400, 'INVALID_REQUEST', 'account.brand.domain'],
   ['preview_creative', { creative_manifest: nativeManifest() }, 400, 'INVALID_REQUEST', 'request_type'],
   ['preview_creative', { request_type: 'single' }, 400, 'INVALID_REQUEST', 'creative_manifest'],
   [

@@ -52,9 +52,9 @@ forEachDatabase(
       const db = s.server.deployment.get(Database);
       expect(await upsertFormats(db, parseCatalog(VENDOR), 'vendor', new Date())).toBe(2);
       const all = await listUntil(s, {}, (f) => f.some((x) => x.format_id.id === 'vendor_story_1080x1920'));
-      expect(all).toHaveLength(70);
-      expect(all[69].format_id).toEqual({ agent_url: AGENT_URL, id: 'vendor_story_1080x1920' });
-      expect(all[69].assets[2]).toEqual({
+      expect(all).toHaveLength(78); // the seed (69 reference formats, 8 templates), then the vendor's new one
+      expect(all[77].format_id).toEqual({ agent_url: AGENT_URL, id: 'vendor_story_1080x1920' });
+      expect(all[77].assets[2]).toEqual({
         item_type: 'individual',
         asset_id: 'pixel',
         asset_type: 'url',

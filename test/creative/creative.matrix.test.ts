@@ -10,8 +10,11 @@ import { AGENT_URL, fid, startCreativeServer, TOKEN, type CreativeServer } from 
 const valid = (file: string, body: unknown) => expect(bothVersionsErrors(file, body)).toEqual([]);
 
 export const ACME_BRAND = { domain: 'acme.example', name: 'Acme Rockets', colors: { primary: '#C8102E', secondary: '#FFD100' } };
-/** The registry the matrix deployment resolves brands through (the adapters are tested in brand-lookup.test.ts). */
-const brands: BrandLookupPort = { resolve: async (domain) => (domain === 'acme.example' ? ACME_BRAND : null) };
+/**
+ * The registry the matrix deployment resolves brands through (the adapters are tested in
+ * brand-lookup.test.ts), as if over the network: builds naming a brand run asynchronously.
+ */
+const brands: BrandLookupPort = { latency: 'slow', resolve: async (domain) => (domain === 'acme.example' ? ACME_BRAND : null) };
 
 const OFFERING_CATALOG = {
   asset_type: 'catalog',
@@ -59,7 +62,7 @@ forEachDatabase(
           const { ok, body } = await call('list_creative_formats', { context: { trace: host } }, 'creative/list-creative-formats-request.json');
           expect(ok).toBe(true);
           valid('creative/list-creative-formats-response.json', body);
-          expect(body.formats).toHaveLength(69);
+          expect(body.formats).toHaveLength(77); // 69 reference formats and this agent's 8 templates
           expect(body.formats.every((f: any) => f.format_id.agent_url === AGENT_URL)).toBe(true);
           expect(body.formats[0].format_id).toEqual({ agent_url: AGENT_URL, id: 'display_generative' });
           expect(body.pagination).toEqual({ has_more: false });
@@ -100,7 +103,7 @@ forEachDatabase(
           expect(responsive.some((f) => f.renders?.[0]?.dimensions?.width)).toBe(false);
           const fixed = await list({ is_responsive: false });
           expect(ids(fixed)).toContain('display_300x250_html');
-          expect(fixed.length + responsive.length).toBe(69 - 4); // audio formats have no size either way
+          expect(fixed.length + responsive.length).toBe(77 - 4); // audio formats have no size either way
 
           expect(ids(await list({ name_search: 'SKYSCRAPER' }))).toEqual(expect.arrayContaining(['display_160x600_image', 'display_160x600_html']));
           expect(ids(await list({ format_ids: [fid('native_standard'), { agent_url: 'https://other.example', id: 'display_300x250_image' }] }))).toEqual([
@@ -261,7 +264,7 @@ forEachDatabase(
           expect(bare.body.adcp_error.details).toEqual({ code: 'INVALID_FORMAT_ID' });
           const foreign = await call('build_creative', {
             idempotency_key: `foreign-${host}-00000001`,
-            target_format_id: { agent_url: 'https://other.example', id: 'display_300x250_html' },
+            target_format_id: { agent_url: 'https://other.example', id: 'other_story_1080x1920' },
             message: 'x',
             brand: { domain: 'acme.example' },
           });

@@ -11,6 +11,8 @@ import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { mcpClient } from '../support/agent.ts';
 import { bothVersionsErrors } from '../support/schemas.ts';
+import { CreativeGenerator } from '../../core/ports/creative-generator.ts';
+import { createTemplateGenerator } from '../../plugins/creative/template-generator.ts';
 import { ACME, OFFERINGS, fid, startCreativeServer, TOKEN, type CreativeServer } from './fixture.ts';
 
 const POLL_MS = 1000;
@@ -48,6 +50,8 @@ forEachDatabase<Parties>(
     const seller = await startCreativeServer(adapter, `${schema}_s`, {
       env: { PROTOCOL_NAMESPACE: 'adcp', SECRETS_KEY: 'test-secrets-key-0123456789-abcdefghij' },
       timers,
+      // A model-backed generator: every build is a task (submitted, working, completed).
+      overrides: [[CreativeGenerator, { ...createTemplateGenerator(), latency: 'slow' }]],
       extra: [
         signerEd25519(),
         signerHmac(),

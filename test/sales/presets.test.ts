@@ -9,6 +9,8 @@ import { Database } from '../../core/ports/database.ts';
 import { bothVersionsErrors } from '../support/schemas.ts';
 
 const SALES_TOOLS = [
+  // A seller that builds creatives: the creative protocol's tasks on the same path.
+  'build_creative',
   'comply_test_controller',
   'create_media_buy',
   'get_media_buy_delivery',
@@ -17,8 +19,10 @@ const SALES_TOOLS = [
   'get_proto_capabilities',
   'get_task_status',
   'list_accounts',
+  'list_creative_formats',
   'list_creatives',
   'log_event',
+  'preview_creative',
   'provide_performance_feedback',
   'sync_accounts',
   'sync_audiences',

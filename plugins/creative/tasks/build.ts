@@ -7,7 +7,7 @@ import { domainSchema } from '../../../lib/domain.ts';
 import { formatIdIssueCode, formatIdSchema, type FormatIdInput } from '../format-id.ts';
 import { applyMacros, assetSchema, checkAgainstFormat, macroName, macroValue, manifestSchema } from '../manifest.ts';
 import { extractBrief, mergeBrand, type Brief } from '../brief.ts';
-import { localFormatIds, resolveFormats, type CreativeContext } from '../context.ts';
+import { resolveFormats, type CreativeContext } from '../context.ts';
 import { HostedFiles, storeHostedFiles } from '../hosted-assets.ts';
 import { DOMAIN_PATTERN } from '../../../lib/adcp/patterns.ts';
 
@@ -27,11 +27,15 @@ export const buildInput = v.pipe(
         brand_kit_override: v.optional(v.looseObject({ colors: v.optional(v.looseObject({ primary: hex6, secondary: hex6, accent: hex6 })) })),
       }),
     ),
+    // Billing reference (AdCP account-ref); its brand stands in when the request names none.
+    account: v.optional(v.looseObject({ brand: v.optional(v.looseObject({ domain: domainSchema() })) })),
     quality: v.optional(v.picklist(['draft', 'production'], 'must be draft or production')),
     macro_values: v.optional(v.record(macroName, macroValue)),
   }),
+  // AdCP calls the two mutually exclusive, but only 3.1 schemas enforce it: a 3.0 request may carry
+  // both (the official runner's does), and then the list governs (a multi-format build).
   v.forward(
-    v.check((i) => (i.target_format_id === undefined) !== (i.target_format_ids === undefined), 'send exactly one of target_format_id and target_format_ids'),
+    v.check((i) => i.target_format_id !== undefined || i.target_format_ids !== undefined, 'send target_format_id or target_format_ids'),
     // Named on the array: a missing target is a bad request, not a bad format id.
     ['target_format_ids'],
   ),
@@ -132,6 +136,24 @@ async function runBuild(
   return body;
 }
 
+/** A brand no registry knows, shown by its domain (ads name their advertiser's site where no name is known). */
+const unregisteredBrand = (domain: string): BrandIdentity => ({ domain, name: domain, colors: {} });
+
+/** The brief's brand completed by the brand lookup; REFERENCE_NOT_FOUND for a `brand` nobody knows. */
+async function resolveBrand(ctx: CreativeContext, brief: Brief): Promise<BrandIdentity | undefined> {
+  const domain = brief.lookupDomain!;
+  const resolved = await ctx.brands!.resolve(domain);
+  if (!resolved && !brief.brand?.name) {
+    if (brief.lookupOptional) return unregisteredBrand(domain);
+    throw new ProtocolError('REFERENCE_NOT_FOUND', `brand.domain: ${domain} is not known to the brand registry`, {
+      status: 404,
+      field: 'brand.domain',
+      suggestion: 'Register the brand, or send promoted_offerings.brand_manifest',
+    });
+  }
+  return mergeBrand(brief.brand, resolved);
+}
+
 /** Validate everything a build can check before it runs; nothing is written on failure. */
 async function plan(ctx: CreativeContext, input: BuildInput): Promise<BuildPlan> {
   const targets = input.target_format_ids
@@ -139,9 +161,8 @@ async function plan(ctx: CreativeContext, input: BuildInput): Promise<BuildPlan>
     : [{ ref: input.target_format_id!, field: 'target_format_id' }];
   const resolved = await resolveFormats(ctx, targets);
   const manifest = input.creative_manifest;
-  const local = localFormatIds(ctx.agentUrl);
   // A manifest in one of the target formats seeds a generation; one in another format is transformed.
-  const mode = !manifest || (local(manifest.format_id) && targets.some((t) => t.ref.id === manifest.format_id.id)) ? 'generation' : 'transformation';
+  const mode = !manifest || targets.some((t) => t.ref.id === manifest.format_id.id) ? 'generation' : 'transformation';
   const { promoted_offerings: _offerings, ...assets } = (manifest?.assets ?? {}) as Record<string, any>;
   if (mode === 'transformation') {
     const [source] = await resolveFormats(ctx, [{ ref: manifest!.format_id, field: 'creative_manifest.format_id' }]);
@@ -152,7 +173,7 @@ async function plan(ctx: CreativeContext, input: BuildInput): Promise<BuildPlan>
   if (mode === 'generation' && !brief.brand?.name && !brief.lookupDomain) {
     throw new ProtocolError(
       'INVALID_REQUEST',
-      'brand: generation needs a brand: send brand {domain} or creative_manifest.assets.promoted_offerings.brand_manifest',
+      'brand: generation needs a brand: send brand {domain}, account {brand: {domain}} or creative_manifest.assets.promoted_offerings.brand_manifest',
       {
         field: 'brand',
         suggestion: 'Add "brand": {"domain": "yourbrand.com"}',
@@ -177,7 +198,8 @@ async function plan(ctx: CreativeContext, input: BuildInput): Promise<BuildPlan>
     }
   }
   if (brief.lookupDomain && !ctx.brands) {
-    if (!brief.brand?.name) {
+    if (brief.lookupOptional) brief.brand = unregisteredBrand(brief.lookupDomain);
+    else if (!brief.brand?.name) {
       throw new ProtocolError('UNSUPPORTED_FEATURE', 'brand.domain: this agent resolves no brands; send promoted_offerings.brand_manifest instead', {
         field: 'brand.domain',
       });
@@ -199,8 +221,15 @@ export function buildCreativeTask(ctx: CreativeContext) {
     input: buildInput,
     async handler({ input, principal, idempotency, task, clock }) {
       const p = await plan(ctx, input);
-      const async = p.mode === 'generation' || !!p.brief.lookupDomain || ctx.generator.latency === 'slow';
-      if (!async) return runBuild(ctx, p, p.brief.brand, `${principal.id}\n${idempotency.key}`);
+      // Answered at once unless something slow is involved (AdCP 3.1: the submitted envelope is for
+      // builds that "cannot be confirmed before the response"; 3.0.6 build responses have no such
+      // branch): a slow generator, a brand registry over the network, or a test agent's delay.
+      const async =
+        ctx.generator.latency === 'slow' || (!!p.brief.lookupDomain && ctx.brands?.latency === 'slow') || (p.mode === 'generation' && ctx.buildDelayMs > 0);
+      if (!async) {
+        const brand = p.brief.lookupDomain ? await resolveBrand(ctx, p.brief) : p.brief.brand;
+        return runBuild(ctx, p, brand, `${principal.id}\n${idempotency.key}`);
+      }
       const step = p.brief.lookupDomain ? 'brand' : 'generate';
       return task.defer({
         status: 'submitted',
@@ -214,16 +243,9 @@ export function buildCreativeTask(ctx: CreativeContext) {
       const extra = p.brief.lookupDomain ? 1 : 0;
       const total = p.targets.length + extra;
       if (state.step === 'brand') {
-        const resolved = await ctx.brands!.resolve(p.brief.lookupDomain!);
-        if (!resolved && !p.brief.brand?.name) {
-          throw new ProtocolError('REFERENCE_NOT_FOUND', `brand.domain: ${p.brief.lookupDomain} is not known to the brand registry`, {
-            status: 404,
-            field: 'brand.domain',
-            suggestion: 'Register the brand, or send promoted_offerings.brand_manifest',
-          });
-        }
+        const brand = await resolveBrand(ctx, p.brief);
         return reschedule({
-          state: { ...state, step: 'generate', brand: (mergeBrand(p.brief.brand, resolved) ?? null) as unknown as Json },
+          state: { ...state, step: 'generate', brand: (brand ?? null) as unknown as Json },
           runAt: new Date(clock.now().getTime() + ctx.buildDelayMs),
           status: 'working',
           message: 'Brand resolved; generating',

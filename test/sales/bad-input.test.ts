@@ -363,7 +363,7 @@ const CASES: Case[] = [
     name: 'cancel a canceled buy',
     task: 'update_media_buy',
     args: (s) => ({ idempotency_key: key(), media_buy_id: s.canceled, canceled: true }),
-    code: 'INVALID_STATE',
+    code: 'NOT_CANCELLABLE',
     field: 'media_buy_id',
   },
   {

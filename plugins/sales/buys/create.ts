@@ -11,7 +11,7 @@ import { sealChannel } from '../channels.ts';
 import { dueAt } from '../lifecycle.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
 import { addHistory, insertBuy, loadBuy, loadPackages, updateBuy, type BuyRow, type ChannelConfig, type ReportingConfig } from './store.ts';
-import { forCallerVersion, renderBuy } from './render.ts';
+import { renderBuy } from './render.ts';
 import { requireTransition } from './status.ts';
 import { consultGovernance, reportGovernanceOutcome } from './governance.ts';
 
@@ -208,12 +208,9 @@ export function createMediaBuyTask(deps: SalesDeps) {
         throw error;
       }
       if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'completed', seller_reference: mediaBuyId, committed_budget: total });
-      return forCallerVersion(
-        input,
-        renderBuy(
-          buy,
-          planned.map((p) => p.row),
-        ),
+      return renderBuy(
+        buy,
+        planned.map((p) => p.row),
       );
     },
     async resume({ state, clock, reschedule }) {

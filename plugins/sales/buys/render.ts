@@ -1,7 +1,6 @@
 import type { Json } from '../../../core/task.ts';
 import { VALID_ACTIONS } from './status.ts';
 import type { BuyRow, PackageRow } from './store.ts';
-import { pins31 } from '../schemas.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -41,17 +40,6 @@ export function renderBuy(b: BuyRow, packages: PackageRow[]): Json {
   };
   if (b.governance) out.governance = renderGovernance(b);
   return out;
-}
-
-/**
- * The answer of create_media_buy / update_media_buy for the caller's version. A 3.0 caller (no
- * `adcp_version` pin, AdCP version negotiation) reads the top-level `status` as the buy's status,
- * so it gets that; a 3.1 caller gets the task status (3.1 deprecates the buy's status there: "sellers
- * MAY emit both ... but MUST emit identical values", and its envelope types it as a TaskStatus).
- */
-export function forCallerVersion(input: { adcp_version?: string }, body: Json): Json {
-  if (pins31(input) || typeof body.media_buy_status !== 'string') return body;
-  return { status: body.media_buy_status, ...body };
 }
 
 /** The governance decision the buy was created under (an extension member; both versions allow it). */

@@ -13,7 +13,7 @@ import { checkChannel } from './create.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
 import { requireAction, requireTransition, VALID_ACTIONS } from './status.ts';
 import { addHistory, loadBuy, loadPackages, TERMINAL, updateBuy, type BuyRow, type PackageRow } from './store.ts';
-import { forCallerVersion, renderPackage } from './render.ts';
+import { renderPackage } from './render.ts';
 
 const packageUpdate = v.object({
   package_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128)),
@@ -299,7 +299,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           valid_actions: [...VALID_ACTIONS[after.status]],
           sandbox: after.sandbox,
         };
-        return forCallerVersion(input, body);
+        return body;
       });
     },
   });

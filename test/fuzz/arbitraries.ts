@@ -147,7 +147,8 @@ export function plausible(schema: Schema | undefined, name = '', depth = 0): fc.
       return plausibleFor(name);
     case 'integer':
     case 'number':
-      return fc.integer({ min: Math.max(schema.minimum ?? 0, -5), max: Math.min(schema.maximum ?? 100, 100) });
+      // Integers inside the bounds (a number's bounds need not be whole: 0 <= x <= 99.99).
+      return fc.integer({ min: Math.ceil(Math.max(schema.minimum ?? 0, -5)), max: Math.floor(Math.min(schema.maximum ?? 100, 100)) });
     case 'boolean':
       return fc.boolean();
     case 'array':

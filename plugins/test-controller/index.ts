@@ -72,12 +72,24 @@ export default definePlugin({
         async handler({ input, principal, protocols }): Promise<Json> {
           if (input.scenario === 'list_scenarios') return { success: true, scenarios: offered(protocols).map((s) => s.name) };
           const scenario = offered(protocols).find((s) => s.name === input.scenario);
-          if (!scenario)
+          if (!scenario) {
+            const elsewhere = scenarios.get(input.scenario);
+            if (!elsewhere)
+              return {
+                success: false,
+                error: 'UNKNOWN_SCENARIO',
+                error_detail: `Scenario ${input.scenario} is not offered here; list_scenarios names those that are`,
+              };
+            // A scenario of another path of this deployment: its params are checked as there, and the
+            // entity it names cannot be one served here.
+            parseOrThrow(elsewhere.params, input.params ?? {}, 'params');
             return {
               success: false,
-              error: 'UNKNOWN_SCENARIO',
-              error_detail: `Scenario ${input.scenario} is not offered here; list_scenarios names those that are`,
+              error: 'NOT_FOUND',
+              error_detail: `Scenario ${input.scenario} acts on ${elsewhere.protocol} entities, which this path does not serve`,
+              current_state: null,
             };
+          }
           const params = parseOrThrow(scenario.params, input.params ?? {}, 'params');
           try {
             const result = await scenario.run({ params, principal, account: input.account });

@@ -107,6 +107,14 @@ forEachDatabase<TestServer>(
       }
     });
 
+    test("another path's scenario: its params checked (INVALID_PARAMS), its entity not found here (NOT_FOUND); an unknown one UNKNOWN_SCENARIO", async () => {
+      const rest = restClient(get(), TEST_TOKEN, '/signals');
+      const call = (scenario: string, params: Record<string, unknown>) => rest.call('comply_test_controller', { scenario, params });
+      expect((await call('force_creative_status', {})).body).toMatchObject({ success: false, error: 'INVALID_PARAMS' });
+      expect((await call('force_creative_status', { creative_id: 'nope', status: 'approved' })).body).toMatchObject({ success: false, error: 'NOT_FOUND' });
+      expect((await call('force_weather', {})).body).toMatchObject({ success: false, error: 'UNKNOWN_SCENARIO' });
+    });
+
     test('a buyer walks every flow with the published token: sandbox products, plan and governed buy, brand, signals, creative formats', async () => {
       const s = get();
       const sales = await mcpClient(s, TEST_TOKEN, '/sales/mcp');

@@ -102,7 +102,14 @@ const sql = storage === 'postgres' ? postgres(databaseUrl, { max: 1, onnotice: (
  */
 const CI_SUBSET: Record<string, string[]> = {
   signals: ['capability_discovery', 'signals_baseline', 'signal_marketplace', 'security_baseline', 'webhook_emission'],
-  sales: ['error_compliance', 'schema_validation', 'get_media_buys_pagination_integrity', 'pagination_integrity_list_accounts', 'governance_aware_seller', 'v3_envelope_integrity'],
+  sales: [
+    'error_compliance',
+    'schema_validation',
+    'get_media_buys_pagination_integrity',
+    'pagination_integrity_list_accounts',
+    'governance_aware_seller',
+    'v3_envelope_integrity',
+  ],
   creative: ['creative_template', 'creative_generative'],
   governance: ['governance_spend_authority/denied'],
 };

@@ -119,6 +119,47 @@ forEachDatabase<SalesWorld>(
       await c.close();
     });
 
+    test('content_id_type names the kind of id the items carry: items identified by item_id are accepted', async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      const item = (id: string, price: number) => ({
+        item_id: id,
+        title: id,
+        url: `https://acmeoutdoor.example/gear/${id}`,
+        price: { amount: price, currency: 'USD' },
+      });
+      const synced = await c.call('sync_catalogs', {
+        idempotency_key: key('catalog'),
+        account: natural('catalogs.example'),
+        catalogs: [
+          {
+            catalog_id: 'spring_gear',
+            type: 'product',
+            content_id_type: 'sku',
+            name: 'Spring gear',
+            items: [item('trail_pro_3000', 289), item('summit_tent_2p', 549)],
+          },
+        ],
+      });
+      expect(synced.body.catalogs[0]).toMatchObject({ catalog_id: 'spring_gear', item_count: 2, items_rejected: 0 });
+      // An item with no id at all is still rejected, naming the field the catalog declared.
+      const bad = await c.call('sync_catalogs', {
+        idempotency_key: key('catalog'),
+        account: natural('catalogs.example'),
+        catalogs: [
+          {
+            catalog_id: 'no_ids',
+            type: 'product',
+            content_id_type: 'sku',
+            name: 'No ids',
+            items: [{ title: 'Nameless', url: 'https://acmeoutdoor.example/x', price: { amount: 1, currency: 'USD' } }],
+          },
+        ],
+      });
+      expect(bad.body.catalogs[0].item_issues[0].reasons[0]).toContain('sku');
+      await c.close();
+    });
+
     test('an unsupported adcp_major_version is VERSION_UNSUPPORTED, before any other check', async () => {
       const c = await get().client('rest');
       const r = await c.call('get_products', { adcp_major_version: 99, buying_mode: 'brief', brief: 'x' });

@@ -143,9 +143,11 @@ function priceOk(v: unknown): boolean {
  */
 export function checkItem(raw: Record<string, unknown>, type: string, idField: string | undefined, index: number): CheckedItem {
   const reasons: string[] = [];
-  const idValue = idField ? text(raw[idField]) : ID_FIELDS.map((f) => text(raw[f])).find(Boolean);
+  // content_id_type says what kind of id the items carry (core/catalog.json: "'sku' means content_ids
+  // values are retailer SKUs"): a field of that name when present, else the item's own id is one.
+  const idValue = (idField ? text(raw[idField]) : undefined) ?? ID_FIELDS.map((f) => text(raw[f])).find(Boolean);
   const item_id = (idValue ?? `#${index + 1}`).slice(0, 128);
-  if (!idValue) reasons.push(idField ? `missing ${idField}` : 'missing an id (id, item_id, sku, gtin...)');
+  if (!idValue) reasons.push(`missing an id (${idField ? `${idField}, ` : ''}id, item_id, sku, gtin...)`);
   if (!text(raw.title) && !text(raw.name)) reasons.push('missing title or name');
   for (const key of ['link', 'url', 'image_link', 'image_url'])
     if (raw[key] !== undefined && raw[key] !== '' && !isHttp(raw[key])) reasons.push(`${key} is not an http(s) URL`);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bun
 /**
  * Copy the published AdCP JSON schemas a deployment needs at run time into the repository, keeping
- * the validation rules and dropping the prose (titles, descriptions, examples), so nothing reads
- * ../shared at run time:
+ * the validation rules and dropping the prose (titles, descriptions, examples), so a deployment
+ * reads no reference data at run time:
  *
  * - lib/registry-documents/schemas/3.1.19: adagents.json, brand.json and every schema they
  *   reference, file for file (the registry validates documents with them);
@@ -10,14 +10,14 @@
  *   each dereferenced into one self-contained file (clients do not resolve remote $refs);
  * - lib/adcp/schemas/error-codes.json: the standard error codes of 3.0.6 and 3.1.19.
  *
- *   bun scripts/vendor-schemas.ts [reference dir]   (default ../shared/reference/schemas)
+ *   bun scripts/vendor-schemas.ts [reference dir]   (default test/fixtures/adcp/schemas)
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 const VERSION = '3.1.19';
 const VERSIONS = ['3.0.6', '3.1.19'] as const;
-const reference = resolve(process.argv[2] ?? join(import.meta.dir, '../../shared/reference/schemas'));
+const reference = resolve(process.argv[2] ?? join(import.meta.dir, '../test/fixtures/adcp/schemas'));
 const source = join(reference, VERSION);
 const PROSE = new Set(['title', 'description', 'examples', '$comment', 'enumDescriptions', 'enumMetadata', 'markdownDescription', 'notes']);
 /** Request schemas published as tool input schemas (TaskDefinition.requestSchema names them). */

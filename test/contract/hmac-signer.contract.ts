@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHmac } from 'node:crypto';
 import type { HmacSignerPort } from '../../core/ports/hmac-signer.ts';
+import { REFERENCE } from '../support/reference.ts';
 
 export interface HmacSignerSubject {
   port: HmacSignerPort;
@@ -18,7 +19,7 @@ interface Fixture {
   secret_rejection_vectors: Array<{ description: string; secret: string }>;
 }
 
-const fixture: Fixture = JSON.parse(readFileSync(join(import.meta.dir, '../../../shared/reference/test-vectors/webhook-hmac-sha256.json'), 'utf8'));
+const fixture: Fixture = JSON.parse(readFileSync(join(REFERENCE, 'test-vectors/webhook-hmac-sha256.json'), 'utf8'));
 const enc = new TextEncoder();
 const TS = 1_700_000_000;
 const OTHER_SECRET = 'Zk3q9VYt1mXw8s2LpR7uJc4aN6bQe0Hd';

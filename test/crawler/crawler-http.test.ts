@@ -7,6 +7,7 @@ import { blockedReason } from '../../plugins/crawler-http/addresses.ts';
 import { registrableDomain } from '../../plugins/crawler-http/hostnames.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import { FIXTURE_ADAGENTS as adagents, TEST_CERT, TEST_KEY, crawlFixtureRoutes, tableResolver } from '../support/loopback.ts';
+import { REFERENCE } from '../support/reference.ts';
 
 // The port's behaviour (SSRF guard, redirects, limits, DNS) is the crawler contract
 // (test/contract/crawler.contract.ts); these are crawler-http's own details.
@@ -120,7 +121,7 @@ describe('same-site redirects decided by the Public Suffix List (loopback TLS)',
 
 describe('conformance vectors: adagents.json discovery redirects (reference/test-vectors)', () => {
   const vectors = (
-    JSON.parse(readFileSync(join(import.meta.dir, '../../../shared/reference/test-vectors/adagents-discovery-redirects.json'), 'utf8')) as {
+    JSON.parse(readFileSync(join(REFERENCE, 'test-vectors/adagents-discovery-redirects.json'), 'utf8')) as {
       vectors: Array<{
         id: string;
         target: 'well_known' | 'authoritative_location';

@@ -10,10 +10,11 @@ import { getSignalsInput, activateSignalInput } from '../../plugins/signals/inpu
 import { forEachDatabase } from '../support/db.ts';
 import { schemaErrors } from '../support/schemas.ts';
 import { startSignalsServer, TOKEN, type SignalsServer } from '../agents/fixture.ts';
+import { REFERENCE } from '../support/reference.ts';
 
 // Tools publish AdCP's full request schemas (vendored, dereferenced, without prose): they must judge
 // requests exactly as the published 3.1.19 schemas do, and the valibot inputs must keep their fields.
-const reference = join(import.meta.dir, '../../../shared/reference/schemas');
+const reference = join(REFERENCE, 'schemas');
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
 const vendored = (file: string) => ajv.compile(adcpRequestSchema(file));

@@ -18,13 +18,14 @@ import { startTlsFront } from '../support/tls-front.ts';
 import { loopbackResolver, TEST_CERT } from '../support/loopback.ts';
 import { bothVersionsErrors } from '../support/schemas.ts';
 import { startSignalsServer, TOKEN, type SignalsServer } from '../agents/fixture.ts';
+import { REFERENCE } from '../support/reference.ts';
 
 // Buyer-signed requests end to end: a buyer deployment signs with the request-signer plugin (its
 // key published at /.well-known/request-signing-jwks.json, named by the buyer's brand.json); the
 // signals agent verifies through the request-signing plugin (keys fetched via brand.json ->
 // jwks_uri through the crawler, replay cache in its own table) and requires signatures for
 // activate_signal.
-const keys = JSON.parse(readFileSync(join(import.meta.dir, '../../../shared/reference/test-vectors/request-signing/keys.json'), 'utf8')).keys;
+const keys = JSON.parse(readFileSync(join(REFERENCE, 'test-vectors/request-signing/keys.json'), 'utf8')).keys;
 const privateJwk = (kid: string) => {
   const k = keys.find((x: any) => x.kid === kid);
   return { kty: k.kty, crv: k.crv, x: k.x, ...(k.y ? { y: k.y } : {}), d: k._private_d_for_test_only };

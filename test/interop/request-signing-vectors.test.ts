@@ -13,11 +13,12 @@ import { signRequest } from '../../lib/rfc9421/sign.ts';
 import { signingKeyFrom } from '../../lib/signer/keys.ts';
 import { replayStore, revocations } from '../../plugins/request-signing/stores.ts';
 import { forEachDatabase, openDatabase } from '../support/db.ts';
+import { REFERENCE } from '../support/reference.ts';
 
 // The AdCP request-signing conformance vectors (positive, negative with their error codes,
 // canonicalization), namespace adcp, against the library verifier with the request-signing
 // plugin's own replay cache and revocation table in the database.
-const dir = join(import.meta.dir, '../../../shared/reference/test-vectors/request-signing');
+const dir = join(REFERENCE, 'test-vectors/request-signing');
 const read = (path: string) => JSON.parse(readFileSync(join(dir, path), 'utf8'));
 const rawKeys: any[] = read('keys.json').keys;
 const keys: PublicJwk[] = rawKeys.map(({ _private_d_for_test_only: _d, $comment: _c, ...pub }) => pub);

@@ -1,15 +1,16 @@
 import { expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { createSchemaValidator, DEFAULT_SCHEMA_DIR } from '../../lib/registry-documents/schema-validation.ts';
+import { REFERENCE } from '../support/reference.ts';
 
-const REFERENCE = join(import.meta.dir, '../../../shared/reference/schemas/3.1.19');
+const PUBLISHED = join(REFERENCE, 'schemas/3.1.19');
 
-// The registry ships its own copy of the schemas (a deployment has no ../shared); it must judge
+// The registry ships its own copy of the schemas (a deployment has no test fixtures); it must judge
 // documents exactly as the published set does.
-test.skipIf(!existsSync(REFERENCE))('vendored schemas validate exactly like the published reference set', () => {
+test('vendored schemas validate exactly like the published reference set', () => {
   const vendored = createSchemaValidator(DEFAULT_SCHEMA_DIR);
-  const reference = createSchemaValidator(REFERENCE);
+  const reference = createSchemaValidator(PUBLISHED);
   const adagents = [
     {
       authorized_agents: [{ url: 'https://agent.example/mcp', authorized_for: 'all', authorization_type: 'property_tags', property_tags: ['news'] }],

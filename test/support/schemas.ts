@@ -2,6 +2,7 @@ import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { REFERENCE } from './reference.ts';
 
 /**
  * The published AdCP task schemas (draft-07) of both versions that matter: 3.0.6 (what deployed
@@ -10,7 +11,7 @@ import { join, relative } from 'node:path';
  */
 export const SCHEMA_VERSIONS = ['3.0.6', '3.1.19'] as const;
 export type SchemaVersion = (typeof SCHEMA_VERSIONS)[number];
-export const schemaRoot = (version: SchemaVersion) => join(import.meta.dir, '../../../shared/reference/schemas', version);
+export const schemaRoot = (version: SchemaVersion) => join(REFERENCE, 'schemas', version);
 /** The current version's directory (kept for callers that read files directly). */
 export const SCHEMA_ROOT = schemaRoot('3.1.19');
 

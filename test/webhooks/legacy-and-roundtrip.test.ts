@@ -7,8 +7,9 @@ import { createWebhookVerifier, type ReplayStore } from '../../lib/rfc9421/verif
 import { parseStrictJson, StrictJsonError } from '../../lib/strict-json.ts';
 import { ManualClock } from '../../core/ports/clock.ts';
 import type { SignatureAlg } from '../../core/ports/signer.ts';
+import { REFERENCE } from '../support/reference.ts';
 
-const fixture = JSON.parse(readFileSync(join(import.meta.dir, '../../../shared/reference/test-vectors/webhook-hmac-sha256.json'), 'utf8'));
+const fixture = JSON.parse(readFileSync(join(REFERENCE, 'test-vectors/webhook-hmac-sha256.json'), 'utf8'));
 const enc = new TextEncoder();
 
 // Signing and verification of the legacy HMAC are the hmac-signer contract (test/contract/hmac-signer.contract.ts);

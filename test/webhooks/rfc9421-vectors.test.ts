@@ -12,8 +12,9 @@ import { signatureBase } from '../../lib/rfc9421/base.ts';
 import { canonicalTarget, TargetUriError } from '../../lib/rfc9421/target-uri.ts';
 import { createReplayStore, createRevocationList } from '../../plugins/webhooks/receiver-stores.ts';
 import { forEachDatabase, openDatabase } from '../support/db.ts';
+import { REFERENCE } from '../support/reference.ts';
 
-const root = join(import.meta.dir, '../../../shared/reference/test-vectors');
+const root = join(REFERENCE, 'test-vectors');
 const dir = join(root, 'webhook-signing');
 const keys: PublicJwk[] = JSON.parse(await Bun.file(join(dir, 'keys.json')).text()).keys.map((k: any) => {
   const { _private_d_for_test_only: _d, $comment: _c, ...pub } = k;

@@ -12,8 +12,9 @@ import { Signer, type SignatureAlg } from '../../core/ports/signer.ts';
 import { Database } from '../../core/ports/database.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
+import { REFERENCE } from '../support/reference.ts';
 
-const keysFile = JSON.parse(await Bun.file(join(import.meta.dir, '../../../shared/reference/test-vectors/webhook-signing/keys.json')).text());
+const keysFile = JSON.parse(await Bun.file(join(REFERENCE, 'test-vectors/webhook-signing/keys.json')).text());
 const env = { PROTOCOL_NAMESPACE: 'adcp' };
 
 async function roundTrip(signer: ReloadableSigner, alg: SignatureAlg) {

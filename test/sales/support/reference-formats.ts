@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { definePlugin } from '../../../core/plugin.ts';
 import { CreativeFormats, type FormatSummary } from '../../../core/ports/creative-formats.ts';
+import { REFERENCE } from '../../support/reference.ts';
 
 /** The 69 reference creative formats (the same deployment's creative agent, as a port). */
 export const REFERENCE_AGENT = 'https://creative.adcontextprotocol.org/';
 const formats: Array<{ format_id: { id: string }; name: string; type?: string }> = JSON.parse(
-  readFileSync(join(import.meta.dir, '../../../../shared/reference/data/creative-reference-formats.json'), 'utf8'),
+  readFileSync(join(REFERENCE, 'data/creative-reference-formats.json'), 'utf8'),
 );
 
 /** Stand-in for the creative plugin's CreativeFormats binding (a test plugin, not a product one). */

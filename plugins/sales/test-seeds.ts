@@ -9,7 +9,7 @@ import { resolveAccount, type AccountRow } from './accounts.ts';
 import { accountRef } from './schemas.ts';
 import { formatKey } from './formats.ts';
 import { REFERENCE_CREATIVE_AGENT } from '../../lib/adcp/reference-formats.ts';
-import { addHistory, insertBuy, type BuyStatus } from './buys/store.ts';
+import { addHistory, insertBuy, newBuy, type BuyStatus } from './buys/store.ts';
 
 const id = v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
 const currency = v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'));
@@ -74,39 +74,25 @@ export function salesSeeds(deps: SalesDeps): TestScenario[] {
           if (taken) {
             await tx.query(sql`DELETE FROM sales_media_buys WHERE media_buy_id = ${params.media_buy_id}::text`);
           }
-          await insertBuy(tx, {
-            media_buy_id: params.media_buy_id,
-            owner: principal.orgId,
-            account_id: acc.account_id,
-            brand_domain: acc.brand_domain,
-            status,
-            revision: 1,
-            currency: fx.budget?.currency ?? fx.currency ?? 'USD',
-            total_budget: fx.budget?.total ?? 10_000,
-            start_time: start,
-            end_time: end,
-            asap: false,
-            sandbox: true,
-            po_number: null,
-            confirmed_at: now,
-            started_at: null,
-            ended_at: null,
-            rejection_reason: null,
-            canceled_by: null,
-            cancellation_reason: null,
-            push_config: null,
-            reporting_webhook: null,
-            context: null,
-            governance: null,
-            report_cursor: null,
-            report_seq: 0,
-            delayed_window: null,
-            final_sent_at: null,
-            impairments_due_at: null,
-            due_at: null,
-            created_at: now,
-            updated_at: now,
-          });
+          await insertBuy(
+            tx,
+            newBuy(
+              {
+                media_buy_id: params.media_buy_id,
+                owner: principal.orgId,
+                account_id: acc.account_id,
+                brand_domain: acc.brand_domain,
+                status,
+                currency: fx.budget?.currency ?? fx.currency ?? 'USD',
+                total_budget: fx.budget?.total ?? 10_000,
+                start_time: start,
+                end_time: end,
+                asap: false,
+                sandbox: true,
+              },
+              now,
+            ),
+          );
           await addHistory(tx, { mediaBuyId: params.media_buy_id, revision: 1, at: now, actor: 'test controller', action: 'seeded', summary: status });
           return { kind: 'seed', message: `Sandbox media buy ${params.media_buy_id} (${status})` };
         });

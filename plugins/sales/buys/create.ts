@@ -10,7 +10,7 @@ import { checkMeasurementTerms } from '../measurement-terms.ts';
 import { sealChannel } from '../channels.ts';
 import { dueAt } from '../lifecycle.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
-import { addHistory, insertBuy, loadBuy, loadPackages, updateBuy, type BuyRow, type ChannelConfig, type ReportingConfig } from './store.ts';
+import { addHistory, insertBuy, loadBuy, loadPackages, newBuy, updateBuy, type BuyRow, type ChannelConfig, type ReportingConfig } from './store.ts';
 import { renderBuy } from './render.ts';
 import { requireTransition } from './status.ts';
 import { consultGovernance, reportGovernanceOutcome } from './governance.ts';
@@ -133,40 +133,28 @@ export function createMediaBuyTask(deps: SalesDeps) {
         : null;
       const order: Order = { mediaBuyId, owner, startTime: start, endTime: end, lines: planned.map((p) => p.line) };
       const status = needsCreatives(planned.map((p) => p.row)) ? 'pending_creatives' : 'pending_start';
-      const buy: BuyRow = {
-        media_buy_id: mediaBuyId,
-        owner,
-        account_id: account.account_id,
-        // The advertiser of this buy: an account (a billing relationship) may buy for several brands.
-        brand_domain: input.brand?.domain ?? account.brand_domain,
-        status,
-        revision: 1,
-        currency: planned[0]!.row.currency,
-        total_budget: total,
-        start_time: start,
-        end_time: end,
-        asap,
-        sandbox,
-        po_number: input.po_number ?? null,
-        confirmed_at: now,
-        started_at: null,
-        ended_at: null,
-        rejection_reason: null,
-        canceled_by: null,
-        cancellation_reason: null,
-        push_config: push,
-        reporting_webhook: reporting,
-        context: context ?? null,
-        governance,
-        report_cursor: null,
-        report_seq: 0,
-        delayed_window: null,
-        final_sent_at: null,
-        impairments_due_at: null,
-        due_at: null,
-        created_at: now,
-        updated_at: now,
-      };
+      const buy = newBuy(
+        {
+          media_buy_id: mediaBuyId,
+          owner,
+          account_id: account.account_id,
+          // The advertiser of this buy: an account (a billing relationship) may buy for several brands.
+          brand_domain: input.brand?.domain ?? account.brand_domain,
+          status,
+          currency: planned[0]!.row.currency,
+          total_budget: total,
+          start_time: start,
+          end_time: end,
+          asap,
+          sandbox,
+          po_number: input.po_number ?? null,
+          push_config: push,
+          reporting_webhook: reporting,
+          context: context ?? null,
+          governance,
+        },
+        now,
+      );
       const write = async (tx: Queryable, row: BuyRow) => {
         await insertBuy(tx, row);
         await writePackages(tx, owner, account.account_id, planned, now);

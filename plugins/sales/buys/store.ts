@@ -129,6 +129,40 @@ export async function loadPackages(q: Queryable, mediaBuyIds: readonly string[])
   return out;
 }
 
+/** What a new buy is given; the rest starts empty (no start, end, report or cancellation yet). */
+export type NewBuy = Pick<
+  BuyRow,
+  'media_buy_id' | 'owner' | 'account_id' | 'brand_domain' | 'status' | 'currency' | 'total_budget' | 'start_time' | 'end_time' | 'asap' | 'sandbox'
+> &
+  Partial<Pick<BuyRow, 'po_number' | 'push_config' | 'reporting_webhook' | 'context' | 'governance'>>;
+
+/** A buy at revision 1, confirmed `now`. */
+export function newBuy(b: NewBuy, now: Date): BuyRow {
+  return {
+    po_number: null,
+    push_config: null,
+    reporting_webhook: null,
+    context: null,
+    governance: null,
+    ...b,
+    revision: 1,
+    confirmed_at: now,
+    started_at: null,
+    ended_at: null,
+    rejection_reason: null,
+    canceled_by: null,
+    cancellation_reason: null,
+    report_cursor: null,
+    report_seq: 0,
+    delayed_window: null,
+    final_sent_at: null,
+    impairments_due_at: null,
+    due_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 export async function insertBuy(tx: Queryable, b: BuyRow): Promise<void> {
   await tx.query(sql`
     INSERT INTO sales_media_buys (media_buy_id, owner, account_id, brand_domain, status, revision, currency, total_budget, start_time, end_time,

@@ -36,6 +36,35 @@ async function findAccount(deps: AccountDeps, q: Queryable, owner: string, ref: 
   return rows[0];
 }
 
+/** A new active account of `owner` for a brand and operator (`account_id` given, or minted). */
+export function newAccount(
+  deps: Pick<AccountDeps, 'ids'>,
+  owner: string,
+  a: { brand_domain: string; operator: string; billing: string; payment_terms?: string | null; sandbox: boolean; account_id?: string },
+): AccountRow {
+  return {
+    account_id: a.account_id ?? `acc_${deps.ids.uuid7().replace(/-/g, '')}`,
+    owner,
+    brand_domain: a.brand_domain,
+    operator: a.operator,
+    billing: a.billing,
+    payment_terms: a.payment_terms ?? null,
+    sandbox: a.sandbox,
+    status: 'active',
+    name: `${a.brand_domain} via ${a.operator}`,
+  };
+}
+
+/** Write a new account; `ifAbsent` leaves one of the same natural key in place (and returns nothing). */
+export async function insertAccount(q: Queryable, row: AccountRow, now: Date, ifAbsent = false): Promise<AccountRow | undefined> {
+  const rows = await q.query<AccountRow>(sql`
+    INSERT INTO sales_accounts (account_id, owner, brand_domain, operator, billing, payment_terms, sandbox, status, name, created_at, updated_at)
+    VALUES (${row.account_id}::text, ${row.owner}::text, ${row.brand_domain}::text, ${row.operator}::text, ${row.billing}::text, ${row.payment_terms}::text,
+            ${row.sandbox}::boolean, ${row.status}::text, ${row.name}::text, ${now}::timestamptz, ${now}::timestamptz)
+    ${ifAbsent ? sql`ON CONFLICT (owner, brand_domain, operator, sandbox) DO NOTHING` : sql.empty} RETURNING *`);
+  return rows[0];
+}
+
 /**
  * A sandbox deployment trusts the buyer's {brand, operator} claim (capabilities: account
  * require_operator_auth false) and provisions the sandbox account on first reference, as
@@ -43,13 +72,8 @@ async function findAccount(deps: AccountDeps, q: Queryable, owner: string, ref: 
  */
 async function provisionSandboxAccount(deps: AccountDeps, q: Queryable, owner: string, ref: AccountRef): Promise<AccountRow | undefined> {
   if (!deps.options.sandbox || 'account_id' in ref) return undefined;
-  const now = deps.clock.now();
-  const rows = await q.query<AccountRow>(sql`
-    INSERT INTO sales_accounts (account_id, owner, brand_domain, operator, billing, sandbox, status, name, created_at, updated_at)
-    VALUES (${`acc_${deps.ids.uuid7().replace(/-/g, '')}`}::text, ${owner}::text, ${ref.brand.domain}::text, ${ref.operator}::text, 'operator', true, 'active',
-            ${`${ref.brand.domain} via ${ref.operator}`}::text, ${now}::timestamptz, ${now}::timestamptz)
-    ON CONFLICT (owner, brand_domain, operator, sandbox) DO NOTHING RETURNING *`);
-  return rows[0] ?? (await findAccount(deps, q, owner, ref));
+  const row = newAccount(deps, owner, { brand_domain: ref.brand.domain, operator: ref.operator, billing: 'operator', sandbox: true });
+  return (await insertAccount(q, row, deps.clock.now(), true)) ?? (await findAccount(deps, q, owner, ref));
 }
 
 /**
@@ -139,23 +163,15 @@ export function syncAccountsTask(deps: SalesDeps) {
           let row: AccountRow;
           let action: 'created' | 'updated' | 'unchanged';
           if (!existing) {
-            row = {
-              account_id: `acc_${ids.uuid7().replace(/-/g, '')}`,
-              owner,
+            row = newAccount({ ids }, owner, {
               brand_domain: a.brand.domain,
               operator: a.operator,
               billing: a.billing,
-              payment_terms: a.payment_terms ?? null,
+              payment_terms: a.payment_terms,
               sandbox: sandbox(a),
-              status: 'active',
-              name: `${a.brand.domain} via ${a.operator}`,
-            };
+            });
             action = 'created';
-            if (!input.dry_run) {
-              await tx.query(sql`INSERT INTO sales_accounts (account_id, owner, brand_domain, operator, billing, payment_terms, sandbox, status, name, created_at, updated_at)
-                VALUES (${row.account_id}::text, ${owner}::text, ${row.brand_domain}::text, ${row.operator}::text, ${row.billing}::text, ${row.payment_terms}::text,
-                        ${row.sandbox}::boolean, 'active', ${row.name}::text, ${now}::timestamptz, ${now}::timestamptz)`);
-            }
+            if (!input.dry_run) await insertAccount(tx, row, now);
           } else if (existing.billing !== a.billing || (a.payment_terms !== undefined && existing.payment_terms !== a.payment_terms)) {
             row = { ...existing, billing: a.billing, payment_terms: a.payment_terms ?? existing.payment_terms };
             action = 'updated';

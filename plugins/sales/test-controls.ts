@@ -5,6 +5,7 @@ import type { AdServerEvent } from '../../core/ports/ad-server.ts';
 import type { AdServerSimulationPort } from '../../core/ports/ad-server-simulation.ts';
 import { defineScenario, ScenarioError, type TestScenario } from '../../core/ports/test-controller.ts';
 import type { Principal } from '../../core/ports/auth.ts';
+import { insertAccount, newAccount } from './accounts.ts';
 import type { SalesDeps } from './deps.ts';
 import { advance } from './lifecycle.ts';
 import { createEventHandler, openImpairments } from './impairments.ts';
@@ -209,9 +210,14 @@ export function salesScenarios(deps: SalesDeps, simulation: AdServerSimulationPo
             OR (owner = ${principal.orgId}::text AND brand_domain = ${brand}::text AND operator = ${operator}::text AND sandbox)`);
           if (taken)
             throw new ScenarioError('INVALID_PARAMS', `An account ${params.account_id} (or a sandbox account of ${brand} via ${operator}) exists already`);
-          await tx.query(sql`INSERT INTO sales_accounts (account_id, owner, brand_domain, operator, billing, sandbox, status, name, created_at, updated_at)
-            VALUES (${params.account_id}::text, ${principal.orgId}::text, ${brand}::text, ${operator}::text, ${params.fixture.billing ?? 'operator'}::text, true, 'active',
-                    ${`${brand} via ${operator}`}::text, ${now}::timestamptz, ${now}::timestamptz)`);
+          const row = newAccount(deps, principal.orgId, {
+            account_id: params.account_id,
+            brand_domain: brand,
+            operator,
+            billing: params.fixture.billing ?? 'operator',
+            sandbox: true,
+          });
+          await insertAccount(tx, row, now);
           return { kind: 'seed', message: `Sandbox account ${params.account_id} for ${brand}` };
         });
       },

@@ -1,6 +1,6 @@
 /**
- * The memory budget of a serving process, applied when this module is first imported (import it
- * before anything else: the entry point replaces itself before loading the rest).
+ * The memory budget of a serving process, applied by the entry point (hosts/start.ts) before it
+ * assembles anything.
  *
  * Bun's engine (JavaScriptCore) sizes its garbage-collected heap by the machine's RAM, so on a large
  * host a busy server lets tens of megabytes of garbage pile up between collections. It reads its
@@ -24,7 +24,12 @@ export function budgetOption(env: Record<string, string | undefined>): string | 
   return mb === 0 ? null : String(mb * 1024 * 1024);
 }
 
-const option = budgetOption(process.env);
-if (option !== null && typeof process.execve === 'function' && process.platform !== 'win32') {
+/**
+ * Replace this process (same pid, arguments and environment) with one started under the budget, or
+ * return when nothing is to change (already applied, `0`, or no `execve` on this platform).
+ */
+export function applyMemoryBudget(): void {
+  const option = budgetOption(process.env);
+  if (option === null || typeof process.execve !== 'function' || process.platform === 'win32') return;
   process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, BUN_JSC_forceRAMSize: option });
 }

@@ -5,8 +5,6 @@
  * With `WORKERS` > 1 (default: one per core) this process also starts and supervises the other
  * workers serving the same port (hosts/workers.ts); a worker runs this same file.
  */
-// First: it may replace this process (same pid) to apply MEMORY_BUDGET_MB before anything loads.
-import './memory-budget.ts';
 import 'reflect-metadata';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -14,6 +12,10 @@ import { assemble } from '../core/deployment.ts';
 import { ConfigError, type Preset } from '../core/config.ts';
 import { serve } from './serve.ts';
 import { followPrimary, isWorker, startWorkers, workerCount, type Workers } from './workers.ts';
+import { applyMemoryBudget } from './memory-budget.ts';
+
+// First: it may replace this process (same pid) to apply MEMORY_BUDGET_MB before anything is assembled.
+applyMemoryBudget();
 
 const CONFIG_DIR = resolve(import.meta.dir, '../config');
 

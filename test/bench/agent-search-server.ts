@@ -4,7 +4,6 @@
  * agent-search.bench.ts so load generation and the server do not share a process.
  */
 // As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
-import '../../hosts/memory-budget.ts';
 import 'reflect-metadata';
 import { assemble } from '../../core/deployment.ts';
 import { definePreset } from '../../core/config.ts';
@@ -14,6 +13,9 @@ import auth from '../../plugins/auth/index.ts';
 import searchPostgres from '../../plugins/search-postgres/index.ts';
 import registryAgents from '../../plugins/registry-agents/index.ts';
 import restHost from '../../hosts/rest/index.ts';
+import { applyMemoryBudget } from '../../hosts/memory-budget.ts';
+
+applyMemoryBudget();
 
 const deployment = await assemble(
   definePreset({

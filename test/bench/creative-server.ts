@@ -5,7 +5,6 @@
  * the storage named by BENCH_STORAGE (pglite | postgres). Prints `READY <port>` once listening.
  */
 // As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
-import '../../hosts/memory-budget.ts';
 import 'reflect-metadata';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +20,9 @@ import idempotency from '../../plugins/idempotency/index.ts';
 import creative from '../../plugins/creative/index.ts';
 import mcpHost from '../../hosts/mcp/index.ts';
 import { serveCanned } from './harness.ts';
+import { applyMemoryBudget } from '../../hosts/memory-budget.ts';
+
+applyMemoryBudget();
 
 export const BENCH_TOKEN = 'bench-token-0123456789abcdef';
 export const BENCH_AGENT_URL = 'https://creative.bench.example';

@@ -4,7 +4,6 @@
  * on PGlite or Postgres (BENCH_STORAGE, schema BENCH_SCHEMA). Prints `READY <port>` once listening.
  */
 // As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
-import '../../hosts/memory-budget.ts';
 import 'reflect-metadata';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +22,9 @@ import sales from '../../plugins/sales/index.ts';
 import governance from '../../plugins/governance/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
 import restTasks from '../../hosts/rest/tasks.ts';
+import { applyMemoryBudget } from '../../hosts/memory-budget.ts';
+
+applyMemoryBudget();
 
 const storage =
   process.env.BENCH_STORAGE === 'postgres'

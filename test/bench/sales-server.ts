@@ -5,7 +5,6 @@
  * BENCH_SCHEMA). Prints `READY <port>` once listening.
  */
 // As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
-import '../../hosts/memory-budget.ts';
 import 'reflect-metadata';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +24,9 @@ import webhooks from '../../plugins/webhooks/index.ts';
 import mcpHost from '../../hosts/mcp/index.ts';
 import restTasks from '../../hosts/rest/tasks.ts';
 import { serveCanned } from './harness.ts';
+import { applyMemoryBudget } from '../../hosts/memory-budget.ts';
+
+applyMemoryBudget();
 
 export const BENCH_TOKEN = 'bench-token-0123456789abcdef';
 

@@ -6,7 +6,6 @@
  * calls authenticate through the database-backed path instead of a configured test token.
  */
 // As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
-import '../../hosts/memory-budget.ts';
 import 'reflect-metadata';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +24,9 @@ import { followPrimary, isWorker, startWorkers, type Workers } from '../../hosts
 import { Database } from '../../core/ports/database.ts';
 import { createApiKey, createOrganization } from '../../plugins/auth/store.ts';
 import { serveCanned } from './harness.ts';
+import { applyMemoryBudget } from '../../hosts/memory-budget.ts';
+
+applyMemoryBudget();
 
 export const BENCH_TOKEN = 'bench-token-0123456789abcdef';
 

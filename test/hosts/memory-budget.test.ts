@@ -4,6 +4,7 @@
  */
 import { expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { freePort } from '../support/loopback.ts';
 
 function environ(pid: number): Record<string, string> {
@@ -62,4 +63,12 @@ test('a MEMORY_BUDGET_MB that is not a number of megabytes stops start-up with t
   });
   expect(await proc.exited).toBe(2);
   expect(await new Response(proc.stderr).text()).toContain('MEMORY_BUDGET_MB: must be a whole number of megabytes');
+});
+
+test('importing the module changes nothing: the entry point applies the budget explicitly', () => {
+  const env = { ...process.env, MEMORY_BUDGET_MB: '64' } as Record<string, string | undefined>;
+  delete env.BUN_JSC_forceRAMSize;
+  const module = JSON.stringify(resolve(import.meta.dir, '../../hosts/memory-budget.ts'));
+  const out = Bun.spawnSync(['bun', '-e', `await import(${module}); console.log(process.env.BUN_JSC_forceRAMSize ?? 'unset')`], { env });
+  expect(out.stdout.toString().trim()).toBe('unset');
 });

@@ -1,12 +1,14 @@
 // The registry preset on the storage chosen by the environment, seeded with one brand to resolve.
 // As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
-import '../../../hosts/memory-budget.ts';
 import 'reflect-metadata';
 import { assemble } from '../../../core/deployment.ts';
 import { serve } from '../../../hosts/serve.ts';
 import { Database } from '../../../core/ports/database.ts';
 import preset from '../../../config/registry.ts';
 import { createApiKey, createOrganization } from '../../../plugins/auth/store.ts';
+import { applyMemoryBudget } from '../../../hosts/memory-budget.ts';
+
+applyMemoryBudget();
 
 const deployment = await assemble(preset);
 const server = await serve(deployment, { port: 0, hostname: '127.0.0.1' });

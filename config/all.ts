@@ -14,7 +14,7 @@ import governance from '../plugins/governance/index.ts';
 import creative from '../plugins/creative/index.ts';
 import brandAgent from '../plugins/brand-agent/index.ts';
 import testAgent from '../plugins/test-agent/index.ts';
-import signerEd25519 from '../plugins/signer-ed25519/index.ts';
+import signerKeyring from '../plugins/signer-keyring/index.ts';
 import signerHmacLegacy from '../plugins/signer-hmac-legacy/index.ts';
 import webhooks from '../plugins/webhooks/index.ts';
 import requestSigning from '../plugins/request-signing/index.ts';
@@ -54,7 +54,7 @@ export default definePreset({
     creative(),
     brandAgent({ brands: SANDBOX_BRANDS }),
     testAgent({ tenants: TENANTS }),
-    signerEd25519(),
+    signerKeyring(),
     signerHmacLegacy(),
     webhooks(),
     // Buyer-signed requests (RFC 9421) verified when signed; required for the tasks in REQUEST_SIGNING_REQUIRED_FOR.

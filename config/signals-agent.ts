@@ -8,7 +8,7 @@ import restHost from '../hosts/rest/index.ts';
 import restTasks from '../hosts/rest/tasks.ts';
 import mcpHost from '../hosts/mcp/index.ts';
 import a2aHost from '../hosts/a2a/index.ts';
-import signerEd25519 from '../plugins/signer-ed25519/index.ts';
+import signerKeyring from '../plugins/signer-keyring/index.ts';
 import signerHmacLegacy from '../plugins/signer-hmac-legacy/index.ts';
 import crawlerHttp from '../plugins/crawler-http/index.ts';
 import webhooks from '../plugins/webhooks/index.ts';
@@ -29,7 +29,7 @@ export default definePreset({
     // Push notifications: RFC 9421 signed (Ed25519 key generated on first start, JWKS at
     // /.well-known/jwks.json), legacy HMAC/Bearer when a registration asks for it; delivered
     // from the database outbox through the SSRF-guarded crawler.
-    signerEd25519(),
+    signerKeyring(),
     signerHmacLegacy(),
     crawlerHttp(),
     webhooks(),

@@ -34,6 +34,7 @@ import {
 } from '../plugins/auth/store.ts';
 import { createKeyStore } from '../plugins/oauth/keys.ts';
 import { Clock } from '../core/ports/clock.ts';
+import { Ids } from '../core/ports/ids.ts';
 import { SecretBox } from '../core/ports/secrets.ts';
 
 const { positionals, values } = parseArgs({
@@ -78,21 +79,22 @@ try {
   process.exit(1);
 }
 const db = deployment.get(Database);
+const ids = deployment.get(Ids);
 let code = 0;
 try {
   switch (command) {
     case 'create-org': {
       if (!['public', 'member', 'admin'].includes(values.tier!)) throw new Error('--tier must be public, member or admin');
       if (await findOrganization(db, arg)) throw new Error(`organization "${arg}" already exists`);
-      const org = await createOrganization(db, { name: arg, tier: values.tier as 'member' });
+      const org = await createOrganization(db, ids, { name: arg, tier: values.tier as 'member' });
       console.log(JSON.stringify(org));
       break;
     }
     case 'create-key': {
       const org = await findOrganization(db, arg);
       if (!org) throw new Error(`no organization "${arg}" (create it with create-org)`);
-      const user = values.user ? await createUser(db, { orgId: org.id, name: values.user }) : undefined;
-      const key = await createApiKey(db, { orgId: org.id, name: values.name ?? 'cli', userId: user?.id, namespace: deployment.config.protocol.namespace });
+      const user = values.user ? await createUser(db, ids, { orgId: org.id, name: values.user }) : undefined;
+      const key = await createApiKey(db, ids, { orgId: org.id, name: values.name ?? 'cli', userId: user?.id, namespace: deployment.config.protocol.namespace });
       console.log(JSON.stringify({ id: key.id, organization: org.name, tier: org.tier, key: key.key }));
       console.error('Store this key now: only its hash is kept.');
       break;
@@ -123,8 +125,8 @@ try {
       if (!org) throw new Error(`no organization "${arg}" (create it with create-org)`);
       if (!arg2) throw new Error('create-user needs a login');
       const password = await readPassword();
-      const user = await createUser(db, { orgId: org.id, name: values.name ?? arg2 });
-      await setPassword(db, { userId: user.id, login: arg2, password, now: new Date() });
+      const user = await createUser(db, ids, { orgId: org.id, name: values.name ?? arg2 });
+      await setPassword(db, { userId: user.id, login: arg2, password, now: deployment.get(Clock).now() });
       console.log(JSON.stringify({ id: user.id, login: arg2, organization: org.name, tier: org.tier }));
       break;
     }
@@ -134,7 +136,7 @@ try {
       );
       const user = row ? { id: row.user_id, login: row.login } : await findUser(db, arg).then((u) => u && { id: u.id, login: u.name });
       if (!user) throw new Error(`no user "${arg}"`);
-      await setPassword(db, { userId: user.id, login: user.login, password: await readPassword(), now: new Date() });
+      await setPassword(db, { userId: user.id, login: user.login, password: await readPassword(), now: deployment.get(Clock).now() });
       console.log(`password set for ${user.login}`);
       break;
     }

@@ -206,7 +206,8 @@ export class A2aClient {
       ? { messageId, role: 'ROLE_USER', parts: [{ data: { skill, input }, mediaType: 'application/json' }] }
       : { kind: 'message', messageId, role: 'user', parts: [{ kind: 'data', data: { skill, input } }] };
     const result = await this.rpc(v1 ? 'SendMessage' : 'message/send', { message });
-    const deadline = Date.now() + this.limits.timeoutMs;
+    // Time waited is the sum of the pauses between polls (each poll has the crawler's own limit), so no clock is read.
+    let waited = 0;
     let task = v1 ? result?.task : result?.kind === 'task' ? result : null;
     const reply = v1 ? result?.message : result?.kind === 'message' ? result : null;
     if (!task && reply) {
@@ -224,8 +225,10 @@ export class A2aClient {
       }
       if (FINAL_FAILURES.has(state)) throw new A2aProbeError(`skill ${skill} ${state}: ${failureText(body)}`);
       if (!WAITING.has(state)) throw new A2aProbeError(`skill ${skill} stopped in state ${state || 'unknown'}`);
-      if (Date.now() >= deadline) throw new CrawlerError('timeout', `skill ${skill} still ${state} after ${this.limits.timeoutMs} ms`);
-      await this.sleep(Math.min(500, Math.max(50, deadline - Date.now())));
+      if (waited >= this.limits.timeoutMs) throw new CrawlerError('timeout', `skill ${skill} still ${state} after ${this.limits.timeoutMs} ms`);
+      const pause = Math.min(500, Math.max(50, this.limits.timeoutMs - waited));
+      await this.sleep(pause);
+      waited += pause;
       const polled = await this.rpc(v1 ? 'GetTask' : 'tasks/get', { id: task.id });
       task = v1 ? (polled?.task ?? polled) : polled;
     }

@@ -15,7 +15,7 @@ export interface SignRequest {
   url: string;
   body: Uint8Array;
   method?: string;
-  now?: Date;
+  now: Date;
   /** Validity window (<= 300 s). */
   windowSeconds?: number;
   /** Fixed nonce (tests); default 16 random bytes, base64url. */
@@ -29,7 +29,7 @@ export interface SignRequest {
  */
 async function sign(req: SignRequest, tag: string, components: readonly string[], headers: Record<string, string>): Promise<Record<string, string>> {
   const window = Math.min(req.windowSeconds ?? MAX_WINDOW_SECONDS, MAX_WINDOW_SECONDS);
-  const created = Math.floor((req.now ?? new Date()).getTime() / 1000);
+  const created = Math.floor(req.now.getTime() / 1000);
   const list = signatureParamsList(components, {
     created,
     expires: created + window,

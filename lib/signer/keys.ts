@@ -64,8 +64,9 @@ export async function verifyRaw(key: CryptoKey, alg: SignatureAlg, signature: Ui
   return crypto.subtle.verify(PARAMS[alg].sign as any, key, signature as Uint8Array<ArrayBuffer>, data as Uint8Array<ArrayBuffer>);
 }
 
-export function newKid(alg: SignatureAlg): string {
-  const day = new Date().toISOString().slice(0, 10).replaceAll('-', '');
+/** A key id naming the algorithm and the day it was made (`now`), with random bits. */
+export function newKid(alg: SignatureAlg, now: Date): string {
+  const day = now.toISOString().slice(0, 10).replaceAll('-', '');
   const rand = Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString('base64url');
   return `${alg === 'ed25519' ? 'ed25519' : 'p256'}-${day}-${rand}`;
 }

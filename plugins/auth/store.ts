@@ -2,7 +2,7 @@ import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { Principal, Tier } from '../../core/ports/auth.ts';
 import type { VerifiedIdentity } from '../../core/ports/token-verifier.ts';
-import { defaultIds } from '../../core/ports/ids.ts';
+import type { IdsPort } from '../../core/ports/ids.ts';
 
 export interface Organization {
   id: string;
@@ -15,8 +15,8 @@ export function hashKey(key: string): Buffer {
   return new Bun.CryptoHasher('sha256').update(key).digest() as Buffer;
 }
 
-export async function createOrganization(db: Queryable, input: { name: string; tier: Tier }): Promise<Organization> {
-  const id = defaultIds.uuid7();
+export async function createOrganization(db: Queryable, ids: IdsPort, input: { name: string; tier: Tier }): Promise<Organization> {
+  const id = ids.uuid7();
   await db.query(sql`INSERT INTO organizations (id, name, tier) VALUES (${id}::uuid, ${input.name}::text, ${input.tier}::text)`);
   return { id, name: input.name, tier: input.tier };
 }
@@ -31,8 +31,8 @@ export async function findOrganization(db: Queryable, idOrName: string): Promise
   return rows[0] ?? null;
 }
 
-export async function createUser(db: Queryable, input: { orgId: string; name: string; email?: string }): Promise<{ id: string }> {
-  const id = defaultIds.uuid7();
+export async function createUser(db: Queryable, ids: IdsPort, input: { orgId: string; name: string; email?: string }): Promise<{ id: string }> {
+  const id = ids.uuid7();
   await db.query(
     sql`INSERT INTO users (id, org_id, name, email) VALUES (${id}::uuid, ${input.orgId}::uuid, ${input.name}::text, ${input.email ?? null}::text)`,
   );
@@ -45,12 +45,13 @@ export async function createUser(db: Queryable, input: { orgId: string; name: st
  */
 export async function createApiKey(
   db: Queryable,
+  ids: IdsPort,
   input: { orgId: string; name: string; userId?: string; namespace?: string },
 ): Promise<{ id: string; key: string; prefix: string }> {
   const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url');
   const key = `${input.namespace ?? 'proto'}_${secret}`;
   const prefix = key.slice(0, key.indexOf('_') + 7);
-  const id = defaultIds.uuid7();
+  const id = ids.uuid7();
   await db.query(sql`
     INSERT INTO api_keys (id, org_id, user_id, name, prefix, key_hash)
     VALUES (${id}::uuid, ${input.orgId}::uuid, ${input.userId ?? null}::uuid, ${input.name}::text, ${prefix}::text, ${hashKey(key)}::bytea)`);

@@ -42,11 +42,11 @@ export class DbIdempotency implements IdempotencyPort {
   }
 
   async begin(principalId: string, key: string, taskName: string, payloadHash: string): Promise<IdempotencyBegin> {
-    const deadline = performance.now() + this.options.inFlightWaitMs;
-    for (;;) {
+    // The wait is counted in polls, not read from a clock, so a test's ManualClock cannot stall it.
+    for (let waited = 0; ; waited += this.options.pollMs) {
       const found = await this.attempt(principalId, key, taskName, payloadHash);
       if (found.kind !== 'busy') return found;
-      if (performance.now() >= deadline) {
+      if (waited >= this.options.inFlightWaitMs) {
         throw new ProtocolError('IDEMPOTENCY_IN_FLIGHT', 'A request with this idempotency_key is still being processed', {
           retryAfter: 1,
           recovery: 'transient',

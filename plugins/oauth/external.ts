@@ -1,3 +1,4 @@
+import type { ClockPort } from '../../core/ports/clock.ts';
 import type { CrawlerPort } from '../../core/ports/crawler.ts';
 
 const MAX_BYTES = 256 * 1024;
@@ -20,7 +21,7 @@ async function getJson(crawler: CrawlerPort, url: string): Promise<Record<string
  * `jwks_uri`; both are fetched through the SSRF-guarded crawler. The JWKS is kept for `ttlMs`, and
  * concurrent first requests share one fetch.
  */
-export function discoverIssuer(crawler: CrawlerPort, issuer: string, ttlMs: number) {
+export function discoverIssuer(crawler: CrawlerPort, issuer: string, ttlMs: number, clock: ClockPort) {
   let jwksUri: Promise<string> | null = null;
   let cached: { keys: unknown[]; at: number } | null = null;
   let inflight: Promise<{ keys: unknown[] }> | null = null;
@@ -41,7 +42,7 @@ export function discoverIssuer(crawler: CrawlerPort, issuer: string, ttlMs: numb
 
   return {
     async jwks(fresh: boolean): Promise<{ keys: unknown[] }> {
-      if (!fresh && cached && Date.now() - cached.at < ttlMs) return { keys: cached.keys };
+      if (!fresh && cached && clock.now().getTime() - cached.at < ttlMs) return { keys: cached.keys };
       inflight ??= (async () => {
         try {
           jwksUri ??= metadata();
@@ -54,7 +55,7 @@ export function discoverIssuer(crawler: CrawlerPort, issuer: string, ttlMs: numb
           }
           const doc = await getJson(crawler, uri);
           const keys = Array.isArray(doc.keys) ? doc.keys : [];
-          cached = { keys, at: Date.now() };
+          cached = { keys, at: clock.now().getTime() };
           return { keys };
         } finally {
           inflight = null;

@@ -70,7 +70,7 @@ export default definePlugin({
     let external: ReturnType<typeof discoverIssuer> | null = null;
     if (!builtIn) {
       if (!crawler) throw new Error('oauth: an external issuer needs the crawler (its keys are fetched through the SSRF guard)');
-      external = discoverIssuer(crawler, issuer, o.jwksTtlSeconds * 1000);
+      external = discoverIssuer(crawler, issuer, o.jwksTtlSeconds * 1000, clock);
     }
     const grants = new LiveGrants();
     const verifier = createVerifier({

@@ -23,7 +23,7 @@ export function createKeyStore(db: DatabasePort, secrets: SecretBoxPort, clock: 
 
   const loadPublic = async () => {
     const rows = await db.query<{ public_jwk: JWK }>(sql`SELECT public_jwk FROM oauth_keys WHERE retired_at IS NULL ORDER BY created_at DESC, kid`);
-    publicKeys = { keys: rows.map((r) => r.public_jwk), loadedAt: Date.now() };
+    publicKeys = { keys: rows.map((r) => r.public_jwk), loadedAt: clock.now().getTime() };
     return publicKeys.keys;
   };
 
@@ -57,7 +57,7 @@ export function createKeyStore(db: DatabasePort, secrets: SecretBoxPort, clock: 
     },
     /** Public keys (JWKS); reloaded when older than `maxAgeMs` (an unknown kid asks with a small age). */
     async jwks(maxAgeMs = 60_000): Promise<{ keys: JWK[] }> {
-      if (publicKeys && Date.now() - publicKeys.loadedAt < maxAgeMs) return { keys: publicKeys.keys };
+      if (publicKeys && clock.now().getTime() - publicKeys.loadedAt < maxAgeMs) return { keys: publicKeys.keys };
       return { keys: await loadPublic() };
     },
   };

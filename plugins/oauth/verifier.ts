@@ -50,8 +50,9 @@ export function createVerifier(o: VerifierOptions): Omit<TokenVerifierPort, 'sec
       try {
         payload = (await verifyOnce(token)).payload;
       } catch (error) {
-        if (!(error instanceof errors.JWKSNoMatchingKey) || Date.now() - lastReload < cooldown) throw error;
-        lastReload = Date.now();
+        const now = o.clock.now().getTime();
+        if (!(error instanceof errors.JWKSNoMatchingKey) || now - lastReload < cooldown) throw error;
+        lastReload = now;
         await load(true);
         payload = (await verifyOnce(token)).payload;
       }

@@ -7,6 +7,7 @@ import type { SqlFragment } from '../../core/sql.ts';
 import { runMigrations } from '../../core/migrations.ts';
 import type { Logger } from '../../core/log.ts';
 import { ConfigError } from '../../core/config-error.ts';
+import { Clock } from '../../core/ports/clock.ts';
 import { DataDirLockedError, lockDataDir } from './lock.ts';
 
 export interface PgliteOptions {
@@ -119,6 +120,7 @@ export function createPgliteDatabase(options: PgliteOptions, logger?: Logger): D
 export default definePlugin({
   name: 'storage-pglite',
   provides: [Database],
+  deps: { clock: Clock },
   env: { DATA_DIR: 'dataDir', DATABASE_SCHEMA: 'schema' },
   options: v.object({
     dataDir: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
@@ -127,19 +129,19 @@ export default definePlugin({
       v.custom<PGlite>((x) => !!x && typeof (x as PGlite).query === 'function' && typeof (x as PGlite).exec === 'function', 'must be a PGlite instance'),
     ),
   }),
-  init(_deps, kernel) {
+  init({ clock }, kernel) {
     const db = createPgliteDatabase(kernel.options, kernel.logger);
     kernel.provide(Database, db);
     return {
       async start() {
-        const started = performance.now();
+        const started = clock.now().getTime();
         try {
           await db.ping();
         } catch (error) {
           if (error instanceof DataDirLockedError) throw new ConfigError(`DATA_DIR: ${error.message}`);
           throw error;
         }
-        kernel.logger.info({ dataDir: kernel.options.dataDir, ms: Math.round(performance.now() - started) }, 'PGlite ready');
+        kernel.logger.info({ dataDir: kernel.options.dataDir, ms: clock.now().getTime() - started }, 'PGlite ready');
       },
       stop: () => db.close(),
     };

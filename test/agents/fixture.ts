@@ -1,3 +1,4 @@
+import { defaultIds } from '../../core/ports/ids.ts';
 import type { Token } from '../../core/token.ts';
 import type { Timers } from '../../core/scheduler.ts';
 import type { PluginEntry } from '../../core/config.ts';
@@ -54,7 +55,7 @@ export async function startSignalsServer(
     { env: options.env, overrides: options.overrides, timers: options.timers },
   );
   const db = server.deployment.get(Database);
-  const org = await createOrganization(db, { name: `org-${schema}`, tier: 'member' });
-  const { key } = await createApiKey(db, { orgId: org.id, name: 'test' });
+  const org = await createOrganization(db, defaultIds, { name: `org-${schema}`, tier: 'member' });
+  const { key } = await createApiKey(db, defaultIds, { orgId: org.id, name: 'test' });
   return { server, apiKey: key, runDue: () => server.deployment.get(TaskStore).runDue() };
 }

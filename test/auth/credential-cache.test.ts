@@ -5,6 +5,7 @@
  * it, then changed through the admin code path on instance A. Instance B must follow within one
  * second: the acceptance criterion of the issue, polled, not a speed measurement.
  */
+import { defaultIds } from '../../core/ports/ids.ts';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Auth, type AuthPort, type Principal } from '../../core/ports/auth.ts';
@@ -38,8 +39,8 @@ async function withinOneSecond(check: () => Promise<boolean>): Promise<boolean> 
 
 let n = 0;
 async function newOrgKey(db: DatabasePort, tier: 'public' | 'member' | 'admin' = 'member') {
-  const org = await createOrganization(db, { name: `perfauth-cache-${process.pid}-${n++}`, tier });
-  return { org, ...(await createApiKey(db, { orgId: org.id, name: 'cache-test' })) };
+  const org = await createOrganization(db, defaultIds, { name: `perfauth-cache-${process.pid}-${n++}`, tier });
+  return { org, ...(await createApiKey(db, defaultIds, { orgId: org.id, name: 'cache-test' })) };
 }
 
 forEachAdapter('credential cache', (adapter) =>
@@ -92,7 +93,7 @@ forEachAdapter('credential cache', (adapter) =>
     });
 
     test('a key created on A works on B at once, even though B just refused it', async () => {
-      const org = await createOrganization(dbA, { name: `perfauth-cache-${process.pid}-${n++}`, tier: 'member' });
+      const org = await createOrganization(dbA, defaultIds, { name: `perfauth-cache-${process.pid}-${n++}`, tier: 'member' });
       const key = `proto_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')}`;
       expect(await onBoth(key)).toEqual([null, null]); // both remember the miss
       await dbA.query(sql`
@@ -104,8 +105,8 @@ forEachAdapter('credential cache', (adapter) =>
     test("an OAuth subject linked to a user on A gets that user's standing on B within one second; its tier follows", async () => {
       const token = `jwt.subject-${process.pid}-${n++}`;
       expect((await onBoth(token)).map((p) => p?.tier)).toEqual(['public', 'public']); // unlinked: no standing
-      const org = await createOrganization(dbA, { name: `perfauth-cache-${process.pid}-${n++}`, tier: 'member' });
-      const user = await createUser(dbA, { orgId: org.id, name: 'Linked' });
+      const org = await createOrganization(dbA, defaultIds, { name: `perfauth-cache-${process.pid}-${n++}`, tier: 'member' });
+      const user = await createUser(dbA, defaultIds, { orgId: org.id, name: 'Linked' });
       await linkIdentity(dbA, { issuer: ISSUER, subject: token.slice(4), userId: user.id });
       expect(await withinOneSecond(async () => (await authB.authenticate(token))?.userId === user.id)).toBe(true);
       expect((await authB.authenticate(token))?.tier).toBe('member');

@@ -6,6 +6,7 @@
  * calls authenticate through the database-backed path instead of a configured test token.
  */
 // As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
+import { defaultIds } from '../../core/ports/ids.ts';
 import 'reflect-metadata';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,8 +68,8 @@ if (process.env.BENCH_TARGET === 'baseline') {
     let key = '';
     if (process.env.BENCH_AUTH === 'api_key') {
       const db = deployment.get(Database);
-      const org = await createOrganization(db, { name: `bench-${process.pid}-${Date.now()}`, tier: 'member' });
-      key = ` ${(await createApiKey(db, { orgId: org.id, name: 'bench' })).key}`;
+      const org = await createOrganization(db, defaultIds, { name: `bench-${process.pid}-${Date.now()}`, tier: 'member' });
+      key = ` ${(await createApiKey(db, defaultIds, { orgId: org.id, name: 'bench' })).key}`;
     }
     console.log(`READY ${server.port}${key}`);
   }

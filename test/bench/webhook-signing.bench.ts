@@ -51,15 +51,15 @@ for (const alg of ['ed25519', 'ecdsa-p256-sha256'] as SignatureAlg[]) {
   const jwk = await generatePrivateJwk(alg);
   const key = await signingKeyFrom(jwk, 'bench', alg, 'adcp');
   const pub = await verifyKeyFrom(key.publicJwk, alg);
-  const headers = await signWebhook({ key, namespace: 'adcp', url, body });
+  const headers = await signWebhook({ key, namespace: 'adcp', url, body, now: new Date() });
   const base = enc.encode(
     `"@method": POST\n"@target-uri": ${url}\n"@authority": buyer.example.com\n"content-type": application/json\n"content-digest": ${headers['Content-Digest']}\n"@signature-params": ${headers['Signature-Input']!.slice(5)}`,
   );
   const rawSig = await key.sign(base);
-  const ourSign = await opsPerSecond(() => signWebhook({ key, namespace: 'adcp', url, body }));
+  const ourSign = await opsPerSecond(() => signWebhook({ key, namespace: 'adcp', url, body, now: new Date() }));
   const rawSign = await opsPerSecond(() => key.sign(base));
   // Verify: fresh signatures (each nonce is accepted once); the replay store is in memory so the figure is the verifier's own cost.
-  const signed = await Promise.all(Array.from({ length: 4000 }, () => signWebhook({ key, namespace: 'adcp', url, body })));
+  const signed = await Promise.all(Array.from({ length: 4000 }, () => signWebhook({ key, namespace: 'adcp', url, body, now: new Date() })));
   let i = 0;
   const verify = createWebhookVerifier({
     namespace: 'adcp',
@@ -98,7 +98,7 @@ try {
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next++ < N) {
-        const headers = await signWebhook({ key, namespace: 'adcp', url: target, body });
+        const headers = await signWebhook({ key, namespace: 'adcp', url: target, body, now: new Date() });
         const res = await fetch(target, { method: 'POST', headers, body });
         await res.arrayBuffer();
       }

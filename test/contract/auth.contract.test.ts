@@ -1,3 +1,4 @@
+import { defaultIds } from '../../core/ports/ids.ts';
 import { Auth } from '../../core/ports/auth.ts';
 import { Database } from '../../core/ports/database.ts';
 import auth from '../../plugins/auth/index.ts';
@@ -17,9 +18,9 @@ forEachAdapter('auth contract', (adapter) =>
       port: d.deployment.get(Auth),
       configured: { credential: TEST_TOKEN, tier: 'admin' },
       async issue(tier, userName) {
-        const org = await createOrganization(db, { name: `auth-contract-${process.pid}-${n++}`, tier });
-        const user = userName ? await createUser(db, { orgId: org.id, name: userName }) : undefined;
-        const { id, key } = await createApiKey(db, { orgId: org.id, name: 'contract', userId: user?.id });
+        const org = await createOrganization(db, defaultIds, { name: `auth-contract-${process.pid}-${n++}`, tier });
+        const user = userName ? await createUser(db, defaultIds, { orgId: org.id, name: userName }) : undefined;
+        const { id, key } = await createApiKey(db, defaultIds, { orgId: org.id, name: 'contract', userId: user?.id });
         return { credential: key, orgId: org.id, revoke: async () => void (await revokeApiKey(db, id)) };
       },
       close: () => d.close(),

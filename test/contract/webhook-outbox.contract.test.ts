@@ -2,7 +2,7 @@ import { ManualClock } from '../../core/ports/clock.ts';
 import { Database } from '../../core/ports/database.ts';
 import { WebhookOutbox } from '../../core/ports/webhook-outbox.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
-import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
+import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import signerHmac from '../../plugins/signer-hmac-legacy/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
 import { deploy, forEachAdapter } from '../support/deploy.ts';
@@ -16,7 +16,7 @@ forEachAdapter('webhook outbox contract', (adapter) =>
     const clock = new ManualClock(new Date('2026-06-01T00:00:00Z'));
     const d = await deploy(
       adapter,
-      [signerEd25519(), signerHmac(), crawlerHttp({ allowlist: ['127.0.0.1'] }), webhooks({ outbox: { allowHttp: true, pollMs: POLL_MS, timeoutMs: 5000 } })],
+      [signerKeyring(), signerHmac(), crawlerHttp({ allowlist: ['127.0.0.1'] }), webhooks({ outbox: { allowHttp: true, pollMs: POLL_MS, timeoutMs: 5000 } })],
       { clock, env: { PROTOCOL_NAMESPACE: 'adcp', SECRETS_KEY: 'contract-secrets-key-0123456789abcdef' } },
     );
     return {

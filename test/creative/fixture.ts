@@ -1,3 +1,4 @@
+import { defaultIds } from '../../core/ports/ids.ts';
 import type { Token } from '../../core/token.ts';
 import type { PluginEntry } from '../../core/config.ts';
 import type { Timers } from '../../core/scheduler.ts';
@@ -55,8 +56,8 @@ export async function startCreativeServer(
     { env: { PUBLIC_URL: `http://127.0.0.1:${port}`, ...options.env }, overrides: options.overrides, timers: options.timers, port },
   );
   const db = server.deployment.get(Database);
-  const org = await createOrganization(db, { name: `org-${schema}`, tier: 'member' });
-  const { key } = await createApiKey(db, { orgId: org.id, name: 'test' });
+  const org = await createOrganization(db, defaultIds, { name: `org-${schema}`, tier: 'member' });
+  const { key } = await createApiKey(db, defaultIds, { orgId: org.id, name: 'test' });
   return { server, apiKey: key, runDue: () => server.deployment.get(TaskStore).runDue() };
 }
 

@@ -3,7 +3,7 @@ import { definePlugin } from '../../core/plugin.ts';
 import { Http } from '../../core/http.ts';
 import { ManualTimers } from '../../core/scheduler.ts';
 import { WebhookInbox, type ReceivedWebhook } from '../../core/ports/webhook-inbox.ts';
-import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
+import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import signerHmac from '../../plugins/signer-hmac-legacy/index.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
@@ -53,7 +53,7 @@ forEachDatabase<Parties>(
       // A model-backed generator: every build is a task (submitted, working, completed).
       overrides: [[CreativeGenerator, { ...createTemplateGenerator(), latency: 'slow' }]],
       extra: [
-        signerEd25519(),
+        signerKeyring(),
         signerHmac(),
         operatorBrandJson(),
         crawlerHttp({ allowlist: ['127.0.0.1'] }),

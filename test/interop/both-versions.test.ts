@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ManualTimers } from '../../core/scheduler.ts';
-import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
+import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
 import { forEachDatabase } from '../support/db.ts';
@@ -42,7 +42,7 @@ forEachDatabase<World>(
     const sink = startSink();
     const s = await startSignalsServer(adapter, schema, {
       env: { PROTOCOL_NAMESPACE: 'adcp', DEV_LOOPBACK_WEBHOOKS: 'true' },
-      extra: [signerEd25519(), crawlerHttp(), webhooks({ outbox: { pollMs: POLL_MS } })],
+      extra: [signerKeyring(), crawlerHttp(), webhooks({ outbox: { pollMs: POLL_MS } })],
       timers,
     });
     return { s, timers, sink };

@@ -5,7 +5,7 @@ import { definePlugin } from '../../core/plugin.ts';
 import { Http } from '../../core/http.ts';
 import { ManualTimers } from '../../core/scheduler.ts';
 import { WebhookInbox, type ReceivedWebhook } from '../../core/ports/webhook-inbox.ts';
-import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
+import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
 import { forEachDatabase } from '../support/db.ts';
@@ -52,7 +52,7 @@ forEachDatabase<World>(
     const timers = new ManualTimers();
     const seller = await startSignalsServer(adapter, `${schema}_s`, {
       env: { PROTOCOL_NAMESPACE: 'adcp', DEV_LOOPBACK_WEBHOOKS: 'true' },
-      extra: [signerEd25519(), operatorBrandJson(), crawlerHttp(), webhooks({ outbox: { pollMs: POLL_MS } })],
+      extra: [signerKeyring(), operatorBrandJson(), crawlerHttp(), webhooks({ outbox: { pollMs: POLL_MS } })],
       timers,
     });
     const events: ReceivedWebhook[] = [];

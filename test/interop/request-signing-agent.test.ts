@@ -151,7 +151,7 @@ forEachDatabase<World>(
         expect((await post(tampered, headers)).headers.get('www-authenticate')).toBe('Signature error="request_signature_digest_mismatch"');
 
         const revoked = await signingKeyFrom(privateJwk('test-revoked-2026'), 'test-revoked-2026', 'ed25519', 'adcp');
-        const byRevoked = await signRequest({ key: revoked, namespace: 'adcp', url: url(), body });
+        const byRevoked = await signRequest({ key: revoked, namespace: 'adcp', url: url(), body, now: new Date() });
         expect((await post(body, byRevoked)).headers.get('www-authenticate')).toBe('Signature error="request_signature_key_revoked"');
 
         // get_signals does not require a signature, but webhook credentials in the request do.
@@ -192,7 +192,7 @@ forEachDatabase<World>(
         const refused = new McpProbe(crawler, url(), {
           timeoutMs: 5000,
           maxBytes: 1 << 20,
-          sign: (r) => signRequest({ key: revoked, namespace: 'adcp', ...r }),
+          sign: (r) => signRequest({ key: revoked, namespace: 'adcp', now: new Date(), ...r }),
         });
         await expect(refused.initialize()).rejects.toThrow(/401/);
       });

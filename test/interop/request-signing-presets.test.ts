@@ -34,7 +34,7 @@ async function post(s: TestServer, path: string, body: unknown, signing?: Signin
   const url = s.base + path;
   const key = signing && ('key' in signing ? signing.key : await keyOf(signing.kid));
   const coverDigest = signing && 'kid' in signing ? signing.coverDigest : undefined;
-  const headers = key ? await signRequest({ key, namespace: 'adcp', url, body: bytes, coverDigest }) : { 'content-type': 'application/json' };
+  const headers = key ? await signRequest({ key, namespace: 'adcp', url, body: bytes, coverDigest, now: new Date() }) : { 'content-type': 'application/json' };
   return { headers, res: await fetch(url, { method: 'POST', body: bytes, headers: { ...headers, ...extra } }) };
 }
 const challenge = (res: Response) => [res.status, res.headers.get('www-authenticate')];
@@ -100,6 +100,7 @@ forEachDatabase<TestServer>(
         namespace: 'adcp',
         url: s.base + path,
         body: new TextEncoder().encode(JSON.stringify(BUY)),
+        now: new Date(),
       });
       const other = await fetch(s.base + path, { method: 'POST', body: JSON.stringify({ ...BUY, plan_id: 'plan_002' }), headers: fresh });
       expect(challenge(other)).toEqual(refused('request_signature_digest_mismatch'));

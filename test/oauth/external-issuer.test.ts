@@ -1,3 +1,4 @@
+import { defaultIds } from '../../core/ports/ids.ts';
 import { afterAll, expect, test } from 'bun:test';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
 import { Database } from '../../core/ports/database.ts';
@@ -73,8 +74,8 @@ forEachDatabase(
       // Authenticated but linked to no user: no standing.
       expect(await save(await mint(keys[0]!, { sub: 'alice' }))).toBe(403);
       const db = s().deployment.get(Database);
-      const org = await createOrganization(db, { name: `idp-org-${Date.now()}-${Math.random()}`, tier: 'member' });
-      const user = await createUser(db, { orgId: org.id, name: 'Alice' });
+      const org = await createOrganization(db, defaultIds, { name: `idp-org-${Date.now()}-${Math.random()}`, tier: 'member' });
+      const user = await createUser(db, defaultIds, { orgId: org.id, name: 'Alice' });
       await linkIdentity(db, { issuer: ISSUER, subject: 'alice', userId: user.id });
       expect(await save(await mint(keys[0]!, { sub: 'alice' }))).toBe(200);
 

@@ -5,6 +5,7 @@
  * both, so both remember its grant, then the grant is revoked on A as /revoke does. B must refuse
  * the token within one second: the acceptance criterion of the issue, polled.
  */
+import { defaultIds } from '../../core/ports/ids.ts';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { SignJWT } from 'jose';
 import { Auth, type AuthPort } from '../../core/ports/auth.ts';
@@ -41,8 +42,8 @@ forEachAdapter('live grants', (adapter) =>
 
     /** A user of a member organization, a live grant of theirs and an access token naming it. */
     async function grantAndToken(): Promise<{ grant: string; token: string }> {
-      const org = await createOrganization(dbA, { name: `perfauth-grants-${process.pid}-${crypto.randomUUID()}`, tier: 'member' });
-      const user = await createUser(dbA, { orgId: org.id, name: 'Granted' });
+      const org = await createOrganization(dbA, defaultIds, { name: `perfauth-grants-${process.pid}-${crypto.randomUUID()}`, tier: 'member' });
+      const user = await createUser(dbA, defaultIds, { orgId: org.id, name: 'Granted' });
       const client = `client-${crypto.randomUUID()}`;
       await dbA.query(sql`
         INSERT INTO oauth_clients (client_id, redirect_uris, token_endpoint_auth_method, grant_types, created_at)

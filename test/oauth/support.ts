@@ -1,3 +1,4 @@
+import { defaultIds } from '../../core/ports/ids.ts';
 import { expect } from 'bun:test';
 import { assemble } from '../../core/deployment.ts';
 import { definePreset, type PluginEntry } from '../../core/config.ts';
@@ -55,9 +56,9 @@ let n = 0;
 /** An organization of the given standing with one user who can sign in. */
 export async function newUser(s: TestServer, tier: Tier): Promise<{ login: string; password: string; userId: string; orgName: string }> {
   const db = s.deployment.get(Database);
-  const org = await createOrganization(db, { name: `oauth-org-${process.pid}-${n++}-${Date.now()}`, tier });
+  const org = await createOrganization(db, defaultIds, { name: `oauth-org-${process.pid}-${n++}-${Date.now()}`, tier });
   const login = `user${n}-${tier}@example.com`;
-  const user = await createUser(db, { orgId: org.id, name: `User ${n}` });
+  const user = await createUser(db, defaultIds, { orgId: org.id, name: `User ${n}` });
   const password = `correct horse battery ${n}`;
   await setPassword(db, { userId: user.id, login, password, now: new Date() });
   return { login, password, userId: user.id, orgName: org.name };

@@ -1,3 +1,4 @@
+import { defaultIds } from '../../core/ports/ids.ts';
 import { expect, test } from 'bun:test';
 import auth from '../../plugins/auth/index.ts';
 import registryBrands from '../../plugins/registry-brands/index.ts';
@@ -64,7 +65,7 @@ forEachAdapter('per-organization save caps', (adapter) => {
     try {
       const { key, orgId } = await newKey(a.deployment);
       // A second key of the same organization, used on the other instance.
-      const second = (await createApiKey(a.deployment.get(Database), { orgId, name: 'second' })).key;
+      const second = (await createApiKey(a.deployment.get(Database), defaultIds, { orgId, name: 'second' })).key;
       const post = (base: string, path: string, token: string, json: unknown) =>
         fetch(base + path, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(json) });
       const brand = (base: string, token: string, i: number) => post(base, '/api/brands/save', token, { domain: `cap-${i}.example`, brand_name: 'Cap' });

@@ -10,7 +10,7 @@ import idempotency from '../../plugins/idempotency/index.ts';
 import inventoryDb from '../../plugins/inventory-db/index.ts';
 import adServerSimulated from '../../plugins/ad-server-simulated/index.ts';
 import sales from '../../plugins/sales/index.ts';
-import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
+import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
 import restTasks from '../../hosts/rest/tasks.ts';
 import { createWebhookReceiver, toResponse } from '../../plugins/webhooks/receiver.ts';
@@ -47,7 +47,7 @@ const HOURS = 8;
         inventoryDb(),
         adServerSimulated(FAULT_AD_SERVER),
         sales(),
-        signerEd25519(),
+        signerKeyring(),
         referenceFormats(),
         webhooks({ outbox: { ...FAULT_OUTBOX, workers: false } }),
         restTasks(),

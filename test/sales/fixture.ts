@@ -13,7 +13,7 @@ import idempotency from '../../plugins/idempotency/index.ts';
 import inventoryDb from '../../plugins/inventory-db/index.ts';
 import adServerSimulated, { type AdServerSimulatedOptions } from '../../plugins/ad-server-simulated/index.ts';
 import sales, { type SalesPluginOptions } from '../../plugins/sales/index.ts';
-import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
+import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import signerHmac from '../../plugins/signer-hmac-legacy/index.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import type { HttpCrawlerOptions as CrawlerHttpOptions } from '../../plugins/crawler-http/crawler.ts';
@@ -102,7 +102,7 @@ export async function startSalesWorld(adapter: AdapterName, schema: string, opti
     inventoryDb(),
     adServerSimulated({ delayMinutes: 10, lateProbability: 0, adjustmentProbability: 0, ...options.adServer }),
     sales({ jobIntervalMs: 1000, ...options.sales }),
-    signerEd25519(),
+    signerKeyring(),
     signerHmac(),
     operatorBrandJson(),
     crawlerHttp({ allowlist: ['127.0.0.1'], ...options.crawler }),

@@ -1,3 +1,4 @@
+import { defaultIds } from '../../core/ports/ids.ts';
 import { expect, test } from 'bun:test';
 import testAgentPreset, { TEST_TOKEN } from '../../config/test-agent.ts';
 import salesAgentPreset from '../../config/sales-agent.ts';
@@ -80,8 +81,8 @@ forEachDatabase<{ testAgent: TestServer; salesAgent: TestServer }>(
     test('the sales-agent preset serves every sales task at /mcp to organization API keys, capabilities valid in both versions', async () => {
       const { salesAgent } = get();
       const db = salesAgent.deployment.get(Database);
-      const org = await createOrganization(db, { name: 'seller-buyer', tier: 'member' });
-      const { key } = await createApiKey(db, { orgId: org.id, name: 'buyer' });
+      const org = await createOrganization(db, defaultIds, { name: 'seller-buyer', tier: 'member' });
+      const { key } = await createApiKey(db, defaultIds, { orgId: org.id, name: 'buyer' });
       const mcp = await mcpClient(salesAgent, key);
       const caps = await mcp.call('get_adcp_capabilities', {});
       expect(bothVersionsErrors('protocol/get-adcp-capabilities-response.json', caps.body)).toEqual([]);

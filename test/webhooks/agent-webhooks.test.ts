@@ -4,7 +4,7 @@ import { sql } from '../../core/sql.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Http } from '../../core/http.ts';
 import { WebhookInbox, type ReceivedWebhook } from '../../core/ports/webhook-inbox.ts';
-import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
+import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import signerHmac from '../../plugins/signer-hmac-legacy/index.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
@@ -49,7 +49,7 @@ forEachDatabase<Parties>(
       // Stored signing keys and webhook credentials are sealed with this key.
       env: { SECRETS_KEY: 'test-secrets-key-0123456789-abcdefghij' },
       extra: [
-        signerEd25519(),
+        signerKeyring(),
         signerHmac(),
         operatorBrandJson(),
         crawlerHttp({ allowlist: ['127.0.0.1'] }),

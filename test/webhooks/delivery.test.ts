@@ -9,7 +9,7 @@ import { HmacSigner } from '../../core/ports/hmac-signer.ts';
 import { Crawler } from '../../core/ports/crawler.ts';
 import { WebhookOutbox } from '../../core/ports/webhook-outbox.ts';
 import { WebhookInbox, type ReceivedWebhook } from '../../core/ports/webhook-inbox.ts';
-import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
+import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import signerHmac from '../../plugins/signer-hmac-legacy/index.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
@@ -55,7 +55,7 @@ forEachDatabase<Parties>(
     const seller = await startServer(
       adapter,
       `${schema}_s`,
-      [signerEd25519(), signerHmac(), brandJson(), crawlerHttp({ allowlist: ['127.0.0.1'] }), webhooks({ outbox: { workers: false, allowHttp: true } })],
+      [signerKeyring(), signerHmac(), brandJson(), crawlerHttp({ allowlist: ['127.0.0.1'] }), webhooks({ outbox: { workers: false, allowHttp: true } })],
       { env },
     );
     const events: ReceivedWebhook[] = [];

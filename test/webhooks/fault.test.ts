@@ -5,7 +5,7 @@ import { Database } from '../../core/ports/database.ts';
 import { Signer } from '../../core/ports/signer.ts';
 import { systemClock } from '../../core/ports/clock.ts';
 import { WebhookOutbox } from '../../core/ports/webhook-outbox.ts';
-import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
+import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
 import { createWebhookVerifier } from '../../lib/rfc9421/verify.ts';
 import { createReplayStore } from '../../plugins/webhooks/receiver-stores.ts';
@@ -26,7 +26,7 @@ suite('webhook delivery under faults [postgres] (flaky receiver, sender SIGKILLe
     const receiverSchema = uniqueSchema('fault_r');
     const env = { PROTOCOL_NAMESPACE: 'adcp' };
     // Seller side in this process: migrations, the persisted signing key, and the enqueue API (no workers here).
-    const seller = await startServer('postgres', senderSchema, [signerEd25519(), webhooks({ outbox: { workers: false } })], { env });
+    const seller = await startServer('postgres', senderSchema, [signerKeyring(), webhooks({ outbox: { workers: false } })], { env });
     // Buyer side: its own schema for the replay cache and dedup state.
     const buyer = await startServer('postgres', receiverSchema, [webhooks({ outbox: { workers: false } })], { env });
     const children: ReturnType<typeof Bun.spawn>[] = [];

@@ -3,10 +3,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import signerEd25519 from '../../plugins/signer-ed25519/index.ts';
-import signerP256 from '../../plugins/signer-ecdsa-p256/index.ts';
-import type { ReloadableSigner } from '../../lib/signer/plugin.ts';
-import { revokeKey, rotateKey } from '../../lib/signer/store.ts';
+import signerKeyring from '../../plugins/signer-keyring/index.ts';
+import type { ReloadableSigner } from '../../plugins/signer-keyring/keyring.ts';
+import { revokeKey, rotateKey } from '../../plugins/signer-keyring/store.ts';
 import { verifyKeyFrom, verifyRaw } from '../../lib/signer/keys.ts';
 import { Signer, type SignatureAlg } from '../../core/ports/signer.ts';
 import { Database } from '../../core/ports/database.ts';
@@ -33,10 +32,8 @@ forEachDatabase(
   async (adapter, schema) => ({ adapter, schema }),
   async () => {},
   (get) => {
-    for (const [plugin, alg] of [
-      [signerEd25519, 'ed25519'],
-      [signerP256, 'ecdsa-p256-sha256'],
-    ] as const) {
+    for (const alg of ['ed25519', 'ecdsa-p256-sha256'] as const) {
+      const plugin = () => signerKeyring({ alg });
       test(`${alg}: generated on first start, persisted, published as JWKS; rotation and revocation`, async () => {
         const { adapter, schema } = get();
         const first: TestServer = await startServer(adapter, schema, [plugin()], { env });
@@ -57,12 +54,12 @@ forEachDatabase(
           expect(published.d).toBeUndefined();
 
           const db = first.deployment.get(Database);
-          const next = await rotateKey(db, alg, 'adcp');
+          const next = await rotateKey(db, alg, 'adcp', new Date());
           await signer.reload();
           expect(signer.active().keyid).toBe(next);
           expect(signer.jwks().keys.map((k) => k.kid)).toEqual(expect.arrayContaining([kid, next]));
 
-          await revokeKey(db, kid, 'adcp');
+          await revokeKey(db, kid, 'adcp', new Date());
           await signer.reload();
           expect(signer.jwks().keys.map((k) => k.kid)).not.toContain(kid);
           expect(signer.revocations().keyids).toContain(kid);
@@ -80,7 +77,7 @@ forEachDatabase(
       const { adapter, schema } = get();
       const ed = keysFile.keys.find((k: any) => k.kid === 'test-ed25519-webhook-2026');
       const jwk = { kty: ed.kty, crv: ed.crv, x: ed.x, d: ed._private_d_for_test_only };
-      const server = await startServer(adapter, `${schema}_cfg`, [signerEd25519({ keys: [{ kid: 'cfg-ed', jwk, status: 'active' }], revoked: ['old-1'] })], {
+      const server = await startServer(adapter, `${schema}_cfg`, [signerKeyring({ keys: [{ kid: 'cfg-ed', jwk, status: 'active' }], revoked: ['old-1'] })], {
         env,
       });
       try {
@@ -102,7 +99,8 @@ forEachDatabase(
         adapter,
         `${schema}_pem`,
         [
-          signerP256({
+          signerKeyring({
+            alg: 'ecdsa-p256-sha256',
             keys: [
               { kid: 'p-old', pemFile: join(dir, 'a.pem'), status: 'revoked' },
               { kid: 'p-new', pemFile: join(dir, 'b.pem'), status: 'active' },
@@ -126,7 +124,9 @@ forEachDatabase(
       const { adapter, schema } = get();
       const dir = mkdtempSync(join(tmpdir(), 'pem-'));
       writeFileSync(join(dir, 'ed.pem'), generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string);
-      await expect(startServer(adapter, `${schema}_bad`, [signerP256({ keys: [{ kid: 'x', pemFile: join(dir, 'ed.pem') }] })], { env })).rejects.toThrow();
+      await expect(
+        startServer(adapter, `${schema}_bad`, [signerKeyring({ alg: 'ecdsa-p256-sha256', keys: [{ kid: 'x', pemFile: join(dir, 'ed.pem') }] })], { env }),
+      ).rejects.toThrow();
     });
   },
 );

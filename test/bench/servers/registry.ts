@@ -1,5 +1,6 @@
 // The registry preset on the storage chosen by the environment, seeded with one brand to resolve.
 // As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
+import { defaultIds } from '../../../core/ports/ids.ts';
 import 'reflect-metadata';
 import { assemble } from '../../../core/deployment.ts';
 import { serve } from '../../../hosts/serve.ts';
@@ -13,8 +14,8 @@ applyMemoryBudget();
 const deployment = await assemble(preset);
 const server = await serve(deployment, { port: 0, hostname: '127.0.0.1' });
 const db = deployment.get(Database);
-const org = await createOrganization(db, { name: `bench-${Date.now()}`, tier: 'member' });
-const { key } = await createApiKey(db, { orgId: org.id, name: 'bench' });
+const org = await createOrganization(db, defaultIds, { name: `bench-${Date.now()}`, tier: 'member' });
+const { key } = await createApiKey(db, defaultIds, { orgId: org.id, name: 'bench' });
 const saved = await fetch(`${server.url.href}api/brands/save`, {
   method: 'POST',
   headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },

@@ -14,7 +14,7 @@ import idempotency from '../../../plugins/idempotency/index.ts';
 import inventoryDb from '../../../plugins/inventory-db/index.ts';
 import adServerSimulated from '../../../plugins/ad-server-simulated/index.ts';
 import sales from '../../../plugins/sales/index.ts';
-import signerEd25519 from '../../../plugins/signer-ed25519/index.ts';
+import signerKeyring from '../../../plugins/signer-keyring/index.ts';
 import crawlerHttp from '../../../plugins/crawler-http/index.ts';
 import webhooks from '../../../plugins/webhooks/index.ts';
 import { fastClock } from './fast-clock.ts';
@@ -33,7 +33,7 @@ const preset = definePreset({
     inventoryDb({ seed: false }),
     adServerSimulated(FAULT_AD_SERVER),
     sales({ jobIntervalMs: 20 }),
-    signerEd25519(),
+    signerKeyring(),
     crawlerHttp({ allowlist: ['127.0.0.1'] }),
     webhooks({ outbox: FAULT_OUTBOX }),
   ],

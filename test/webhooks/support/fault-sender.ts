@@ -7,7 +7,7 @@ import 'reflect-metadata';
 import { assemble } from '../../../core/deployment.ts';
 import { definePreset } from '../../../core/config.ts';
 import storagePostgres from '../../../plugins/storage-postgres/index.ts';
-import signerEd25519 from '../../../plugins/signer-ed25519/index.ts';
+import signerKeyring from '../../../plugins/signer-keyring/index.ts';
 import crawlerHttp from '../../../plugins/crawler-http/index.ts';
 import webhooks from '../../../plugins/webhooks/index.ts';
 
@@ -18,7 +18,7 @@ const preset = definePreset({
   protocol: { namespace: 'adcp' },
   plugins: [
     storagePostgres({ url, schema, max: 4 }),
-    signerEd25519(),
+    signerKeyring(),
     crawlerHttp({ allowlist: ['127.0.0.1'] }),
     webhooks({
       outbox: { workers: true, allowHttp: true, batchSize: 4, pollMs: 50, leaseSeconds: 5, timeoutMs: 1000, baseDelaySeconds: 0.05, maxDelaySeconds: 0.5 },

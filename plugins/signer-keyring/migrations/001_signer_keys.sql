@@ -1,5 +1,5 @@
--- Webhook-signing keys of this deployment. Shared by the signer adapters (only one runs at a
--- time), hence IF NOT EXISTS: switching adapter must not fail on an existing table.
+-- Webhook-signing keys of this deployment. IF NOT EXISTS: earlier versions created this table under the
+-- names of two adapter plugins (signer-ed25519, signer-ecdsa-p256) that this one replaces.
 CREATE TABLE IF NOT EXISTS signer_keys (
   kid text PRIMARY KEY,
   alg text NOT NULL,

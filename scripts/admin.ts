@@ -17,11 +17,10 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { assemble } from '../core/deployment.ts';
 import { ConfigError, definePreset } from '../core/config.ts';
-import { sql } from '../core/sql.ts';
 import { Database } from '../core/ports/database.ts';
 import { storage } from '../config/storage.ts';
 import auth from '../plugins/auth/index.ts';
-import oauth, { setPassword } from '../plugins/oauth/index.ts';
+import oauth, { findLogin, setPassword } from '../plugins/oauth/index.ts';
 import {
   createApiKey,
   createOrganization,
@@ -29,6 +28,7 @@ import {
   findOrganization,
   findUser,
   linkIdentity,
+  listApiKeys,
   revokeApiKey,
   setOrganizationTier,
 } from '../plugins/auth/store.ts';
@@ -102,10 +102,7 @@ try {
     case 'list-keys': {
       const org = await findOrganization(db, arg);
       if (!org) throw new Error(`no organization "${arg}"`);
-      const rows = await db.query(
-        sql`SELECT id::text, name, prefix, created_at, last_used_at, revoked_at FROM api_keys WHERE org_id = ${org.id}::uuid ORDER BY created_at`,
-      );
-      console.log(JSON.stringify(rows, null, 2));
+      console.log(JSON.stringify(await listApiKeys(db, org.id), null, 2));
       break;
     }
     case 'revoke-key': {
@@ -131,10 +128,8 @@ try {
       break;
     }
     case 'set-password': {
-      const [row] = await db.query<{ user_id: string; login: string }>(
-        sql`SELECT user_id::text, login FROM oauth_passwords WHERE lower(login) = lower(${arg}::text) OR user_id::text = ${arg}::text`,
-      );
-      const user = row ? { id: row.user_id, login: row.login } : await findUser(db, arg).then((u) => u && { id: u.id, login: u.name });
+      const login = await findLogin(db, arg);
+      const user = login ? { id: login.userId, login: login.login } : await findUser(db, arg).then((u) => u && { id: u.id, login: u.name });
       if (!user) throw new Error(`no user "${arg}"`);
       await setPassword(db, { userId: user.id, login: user.login, password: await readPassword(), now: deployment.get(Clock).now() });
       console.log(`password set for ${user.login}`);

@@ -9,10 +9,9 @@ import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { assemble } from '../core/deployment.ts';
 import type { Preset } from '../core/config.ts';
-import { sql } from '../core/sql.ts';
 import { Database } from '../core/ports/database.ts';
 import { tryNormalizeDomain } from '../lib/domain.ts';
-import { enqueueCrawl, runCrawlBatch, workerDeps } from '../plugins/registry-crawl/index.ts';
+import { enqueueCrawl, findJobs, runCrawlBatch, workerDeps } from '../plugins/registry-crawl/index.ts';
 
 const args = process.argv.slice(2);
 let concurrency = 4;
@@ -87,10 +86,9 @@ const workers = Array.from({ length: concurrency }, (_, i) =>
   })(),
 );
 
-type Row = { id: string; domain: string; status: string; result: any; last_error: string | null; run_after: string };
-let rows: Row[] = [];
+let rows: Awaited<ReturnType<typeof findJobs>> = [];
 for (;;) {
-  rows = await db.query<Row>(sql`SELECT id::text, domain, status, result, last_error, run_after FROM crawl_jobs WHERE id = ANY(${ids}::uuid[])`);
+  rows = await findJobs(db, ids);
   const done = rows.filter((r) => r.status === 'done').length;
   const failed = rows.filter((r) => r.status === 'failed').length;
   if (tty) process.stdout.write(`\r${bar(done, failed, ids.length)}`);
@@ -103,9 +101,10 @@ if (tty) process.stdout.write('\n');
 for (const r of rows.sort((x, y) => x.domain.localeCompare(y.domain))) {
   if (r.status === 'failed') console.log(`${r.domain.padEnd(40)} FAILED  ${r.last_error ?? ''}`);
   else {
-    const c = r.result?.changes ?? {};
+    const result = r.result as { adagents?: unknown; brand_json?: unknown; events?: number; changes?: Record<string, number> } | null;
+    const c = result?.changes ?? {};
     console.log(
-      `${r.domain.padEnd(40)} adagents ${String(r.result?.adagents).padEnd(8)} brand.json ${String(r.result?.brand_json).padEnd(11)} +${c.properties_created ?? 0} props, ${c.properties_stale ?? 0} stale, ${r.result?.events ?? 0} events`,
+      `${r.domain.padEnd(40)} adagents ${String(result?.adagents).padEnd(8)} brand.json ${String(result?.brand_json).padEnd(11)} +${c.properties_created ?? 0} props, ${c.properties_stale ?? 0} stale, ${result?.events ?? 0} events`,
     );
   }
 }

@@ -10,8 +10,7 @@ import { assemble } from '../core/deployment.ts';
 import { Database } from '../core/ports/database.ts';
 import { Search } from '../core/ports/search.ts';
 import preset from '../config/registry.ts';
-import { resetDiscovery, seedDemo } from '../plugins/registry-agents/demo-seed.ts';
-import { sql } from '../core/sql.ts';
+import { countAgents, resetDiscovery, seedDemo } from '../plugins/registry-agents/demo-seed.ts';
 
 const { values } = parseArgs({
   options: { agents: { type: 'string', default: '1000' }, seed: { type: 'string', default: '42' }, reset: { type: 'boolean', default: false } },
@@ -25,9 +24,9 @@ const deployment = await assemble(preset, { env: { LOG_LEVEL: 'warn', ...process
 await deployment.start();
 const db = deployment.get(Database);
 const search = deployment.tryGet(Search);
-const [existing] = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM registry_agents`);
-if (existing!.n > 0 && !values.reset) {
-  console.error(`the registry already holds ${existing!.n} agents; pass --reset to replace them`);
+const existing = await countAgents(db);
+if (existing > 0 && !values.reset) {
+  console.error(`the registry already holds ${existing} agents; pass --reset to replace them`);
   await deployment.stop();
   process.exit(1);
 }

@@ -58,6 +58,11 @@ export async function createApiKey(
   return { id, key, prefix };
 }
 
+/** An organization's keys (never the key itself): id, label, prefix, and when made, last used, revoked. */
+export async function listApiKeys(db: Queryable, orgId: string): Promise<Record<string, unknown>[]> {
+  return db.query(sql`SELECT id::text, name, prefix, created_at, last_used_at, revoked_at FROM api_keys WHERE org_id = ${orgId}::uuid ORDER BY created_at`);
+}
+
 /** Change an organization's standing (every key and user of it); false when there is no such organization. */
 export async function setOrganizationTier(db: Queryable, id: string, tier: Tier): Promise<boolean> {
   const rows = await db.query(sql`UPDATE organizations SET tier = ${tier}::text WHERE id = ${id}::uuid RETURNING id`);

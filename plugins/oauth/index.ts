@@ -18,7 +18,7 @@ import { discoverIssuer } from './external.ts';
 import { grantRevoked } from './store.ts';
 import { LiveGrants } from './live-grants.ts';
 
-export { setPassword } from './store.ts';
+export { findLogin, setPassword } from './store.ts';
 
 const seconds = (min: number, max: number, fallback: number) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max)), fallback);
 

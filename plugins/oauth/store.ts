@@ -38,6 +38,14 @@ export async function findClient(db: Queryable, clientId: string): Promise<Clien
   return row ?? null;
 }
 
+/** The sign-in name of a user, found by that name (any case) or by user id. */
+export async function findLogin(db: Queryable, loginOrUserId: string): Promise<{ userId: string; login: string } | null> {
+  const [row] = await db.query<{ userId: string; login: string }>(
+    sql`SELECT user_id::text AS "userId", login FROM oauth_passwords WHERE lower(login) = lower(${loginOrUserId}::text) OR user_id::text = ${loginOrUserId}::text`,
+  );
+  return row ?? null;
+}
+
 /** Set (or replace) a user's sign-in name and password (argon2id through Bun.password). */
 export async function setPassword(db: Queryable, input: { userId: string; login: string; password: string; now: Date }): Promise<void> {
   const hash = await Bun.password.hash(input.password, { algorithm: 'argon2id' });

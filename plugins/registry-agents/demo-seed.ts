@@ -142,6 +142,12 @@ async function bulk(q: Queryable, rows: unknown[], statement: (batch: unknown[])
 }
 
 /** Delete every discovery row (and the search index) so a demo can be reseeded. */
+/** How many agents the registry holds. */
+export async function countAgents(db: Queryable): Promise<number> {
+  const [row] = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM registry_agents`);
+  return row?.n ?? 0;
+}
+
 export async function resetDiscovery(db: DatabasePort, search?: SearchPort): Promise<void> {
   await db.query(sql`TRUNCATE registry_authorizations, registry_publisher_agents, registry_property_identifiers, registry_properties,
     registry_publishers, registry_agent_profiles, registry_agent_capabilities, registry_agents, registry_operator_properties,

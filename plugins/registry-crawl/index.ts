@@ -23,7 +23,7 @@ import { runCrawlBatch, type WorkerDeps } from './worker.ts';
 import { DEFAULT_ORIGIN } from '../../lib/registry-documents/fetch.ts';
 
 export { crawlDomain } from './pipeline.ts';
-export { enqueueCrawl, claimJobs, completeJob, failJob, scheduleDue, findJob } from './jobs.ts';
+export { enqueueCrawl, claimJobs, completeJob, failJob, scheduleDue, findJob, findJobs } from './jobs.ts';
 export { scheduleAgentChecks, refreshAgentCapabilities } from './agent-capabilities.ts';
 export { runCrawlBatch } from './worker.ts';
 

@@ -210,6 +210,11 @@ export async function scheduleDue(
   });
 }
 
+/** Several jobs by id (those that exist), e.g. to follow a batch the caller enqueued. */
+export async function findJobs(db: Queryable, ids: readonly string[]): Promise<CrawlJob[]> {
+  return db.query<CrawlJob>(sql`SELECT ${COLUMNS} FROM crawl_jobs WHERE id = ANY(${ids}::uuid[])`);
+}
+
 export async function findJob(db: Queryable, id: string): Promise<CrawlJob | null> {
   const [row] = await db.query<CrawlJob>(sql`SELECT ${COLUMNS} FROM crawl_jobs WHERE id = ${id}::uuid`);
   return row ?? null;

@@ -1,7 +1,8 @@
 import { AdagentsRecords } from '../../core/ports/authoritative-records.ts';
 import { PropertyDirectory, type PropertyMatch } from '../../core/ports/directory.ts';
 import { sql } from '../../core/sql.ts';
-import { defineRevisionedRegistry } from '../../lib/revisioned/define.ts';
+import { definePlugin } from '../../core/plugin.ts';
+import { revisionedDeps, revisionedEnv, revisionedOptions, revisionedRegistry, type RevisionedRegistry } from '../../lib/revisioned/registry.ts';
 import { revisionTablesDdl, skeletonDdl, skeletonResetDdl } from '../../lib/revisioned/store.ts';
 import { recordAdagentsJson } from './authoritative.ts';
 import { PROPERTY_TABLES } from './tables.ts';
@@ -9,20 +10,8 @@ import { propertyEndpoints } from './endpoints.ts';
 import { HostedProperties } from '../../core/ports/hosted-properties.ts';
 import { hostedProperties } from './hosted.ts';
 
-/** Property resolution per publisher domain and hosted property saves with revision history. */
-export default defineRevisionedRegistry({
-  name: 'registry-properties',
+const SPEC: RevisionedRegistry<unknown, PropertyMatch> = {
   tables: PROPERTY_TABLES,
-  migrations: [
-    {
-      version: 1,
-      name: 'property_entries',
-      sql: `${revisionTablesDdl('property_entries', 'property_revisions')}\nCREATE INDEX property_entries_source ON property_entries (source);`,
-    },
-    { version: 2, name: 'property_entries_skeleton', sql: skeletonDdl('property_entries') },
-    // The confusable fact table grew (sequences such as rn/m): recompute every skeleton at start.
-    { version: 3, name: 'property_entries_skeleton_facts_2', sql: skeletonResetDdl('property_entries') },
-  ],
   records: AdagentsRecords,
   // Crawled properties get their feed events from the discovery projection; none are emitted here.
   record: (tx, domain, document, ids) => recordAdagentsJson(tx, domain, document as Parameters<typeof recordAdagentsJson>[2], { ...ids, actor: 'crawler' }),
@@ -36,4 +25,29 @@ export default defineRevisionedRegistry({
       ORDER BY p->>'name', e.domain LIMIT ${limit}::int`),
   ports: [{ token: HostedProperties, make: hostedProperties }],
   endpoints: propertyEndpoints,
+};
+
+/** Property resolution per publisher domain and hosted property saves with revision history. */
+export default definePlugin({
+  name: 'registry-properties',
+  options: revisionedOptions,
+  env: revisionedEnv,
+  provides: [AdagentsRecords, PropertyDirectory, HostedProperties],
+  deps: revisionedDeps,
+  migrations: [
+    {
+      version: 1,
+      name: 'property_entries',
+      sql: `${revisionTablesDdl('property_entries', 'property_revisions')}\nCREATE INDEX property_entries_source ON property_entries (source);`,
+    },
+    { version: 2, name: 'property_entries_skeleton', sql: skeletonDdl('property_entries') },
+    // The confusable fact table grew (sequences such as rn/m): recompute every skeleton at start.
+    { version: 3, name: 'property_entries_skeleton_facts_2', sql: skeletonResetDdl('property_entries') },
+  ],
+  init({ endpoints, ...deps }, kernel) {
+    const registry = revisionedRegistry(SPEC, deps, kernel.options, kernel.logger);
+    for (const [token, value] of registry.provided) kernel.provide(token, value);
+    endpoints.add(...registry.endpoints);
+    return registry.lifecycle;
+  },
 });

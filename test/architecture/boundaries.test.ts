@@ -51,3 +51,20 @@ test('two migrations with one version in a folder are reported', () => {
   expect(found).toHaveLength(1);
   expect(found[0]!.detail).toContain('version 1 is also plugins/b/migrations/001_things.sql');
 });
+
+test('lib defining a plugin or naming a table, and a script writing a plugin\'s table, are reported', () => {
+  write('lib/kit/plugin.ts', "import { definePlugin } from '../../core/plugin.ts';\nexport const p = definePlugin({ name: 'kit' });\n");
+  write('lib/kit/migrations/001_kit.sql', 'CREATE TABLE kit_things (id int);\n');
+  write('lib/kit/store.ts', 'export const q = sql`UPDATE b_things SET id = 2`;\n');
+  write('scripts/fix.ts', 'await db.query(sql`DELETE FROM b_things`); await db.query(sql`INSERT INTO b_things VALUES (1)`);\n');
+  const found = boundaryViolations(scratch)
+    .filter((v) => v.file.startsWith('lib/kit') || v.file.startsWith('scripts/'))
+    .map((v) => `${v.file} ${v.rule} ${v.detail}`)
+    .sort();
+  expect(found).toEqual([
+    'lib/kit/migrations/001_kit.sql lib holds no migrations a .sql file',
+    'lib/kit/plugin.ts lib is stateless defines a plugin',
+    "lib/kit/store.ts lib names a plugin's table b_things belongs to b",
+    "scripts/fix.ts scripts names a plugin's table b_things belongs to b",
+  ]);
+});

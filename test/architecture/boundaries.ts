@@ -36,11 +36,12 @@ function importsOf(text: string): string[] {
  * The layout rules of ARCHITECTURE.md, checked on a source tree:
  * - a plugin imports only `core/`, `lib/` and its own folder;
  * - `lib/` imports only `core/` and `lib/`; hosts import no plugin (nor config); `core/` imports nothing outside `core/`;
- * - every table is created by exactly one plugin's migrations, and no plugin's code names a table another plugin owns.
+ * - every table is created by exactly one plugin's migrations, and no plugin's code names a table another plugin owns;
+ * - lib/ defines no plugin, migration, route, job or port binding, and neither lib/ nor scripts/ name a plugin's table.
  */
 export function boundaryViolations(root: string): Violation[] {
   const violations: Violation[] = [];
-  const files = ['core', 'lib', 'plugins', 'hosts'].flatMap((d) => {
+  const files = ['core', 'lib', 'plugins', 'hosts', 'scripts'].flatMap((d) => {
     try {
       return walk(join(root, d)).map((f) => relative(root, f));
     } catch {
@@ -48,7 +49,7 @@ export function boundaryViolations(root: string): Violation[] {
     }
   });
 
-  for (const file of files.filter((f) => f.endsWith('.ts'))) {
+  for (const file of files.filter((f) => f.endsWith('.ts') && !f.startsWith(`scripts${sep}`))) {
     const [from, plugin] = area(file);
     for (const spec of importsOf(readFileSync(join(root, file), 'utf8'))) {
       if (!spec.startsWith('.')) continue; // packages: not a layout question
@@ -88,14 +89,32 @@ export function boundaryViolations(root: string): Violation[] {
       else owner.set(table, plugin!);
     }
   }
-  for (const file of files.filter((f) => f.startsWith(`plugins${sep}`) && f.endsWith('.ts'))) {
-    const [, plugin] = area(file);
+  // SQL naming a table: a plugin names only its own; lib/ (stateless) and scripts/ (operator commands, which go
+  // through the owning plugin's functions) name none.
+  for (const file of files.filter((f) => /^(plugins|lib|scripts)[\\/]/.test(f) && f.endsWith('.ts'))) {
+    const [from, plugin] = area(file);
     const text = readFileSync(join(root, file), 'utf8');
     for (const [table, own] of owner) {
       if (own === plugin) continue;
       if (new RegExp(`\\b(?:FROM|JOIN|INTO|UPDATE|TABLE|to_regclass\\(')\\s*"?${table}\\b`, 'i').test(text)) {
-        violations.push({ file, rule: 'table owned by another plugin', detail: `${table} belongs to ${own}` });
+        const rule = from === 'plugins' ? 'table owned by another plugin' : `${from} names a plugin's table`;
+        violations.push({ file, rule, detail: `${table} belongs to ${own}` });
       }
+    }
+  }
+
+  // lib/ is stateless: no plugin definitions, migrations, routes or jobs.
+  for (const file of files.filter((f) => f.startsWith(`lib${sep}`))) {
+    if (file.endsWith('.sql')) violations.push({ file, rule: 'lib holds no migrations', detail: 'a .sql file' });
+    if (!file.endsWith('.ts')) continue;
+    const text = readFileSync(join(root, file), 'utf8');
+    for (const [pattern, what] of [
+      [/\bdefinePlugin\(/, 'defines a plugin'],
+      [/\bloadMigrations\(/, 'loads migrations'],
+      [/\.(?:scheduler\.add|provide)\(/, 'registers a job or a port'],
+      [/\b(?:http|endpoints)\.add\(/, 'registers routes'],
+    ] as const) {
+      if (pattern.test(text)) violations.push({ file, rule: 'lib is stateless', detail: what });
     }
   }
   return violations;

@@ -1,4 +1,3 @@
-import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import type { Token } from './token.ts';
 import { token } from './token.ts';
 import { loadConfig, ConfigError, type AppConfig, type Env, type Preset } from './config.ts';
@@ -77,14 +76,15 @@ function order(plugins: PluginInstance<any>[], providerOf: Map<symbol, string>):
  * Build a deployment from a preset: validate config and every plugin's options (with the
  * environment), check that each required port has exactly one provider (errors name the plugins
  * and the port), then initialise plugins in dependency order, each receiving exactly the
- * dependencies it declared. Bound ports live in a tsyringe child container of this deployment.
+ * dependencies it declared. Bound ports live in this deployment's own map of port to value: plugins bind
+ * values they built (`kernel.provide`), so there is nothing for a reflective container to construct.
  */
 export async function assemble(preset: Preset, options: AssembleOptions = {}): Promise<Deployment> {
   const env = options.env ?? process.env;
   const config = loadConfig(preset, env);
   const logger = options.logger ?? createLogger(config.log.level);
   const plugins = resolveEntries(preset, config, env);
-  const container: DependencyContainer = rootContainer.createChildContainer();
+  const bound = new Map<symbol, unknown>();
   const scheduler = new Scheduler(logger.child({ component: 'scheduler' }), options.timers);
 
   const names = new Set<string>();
@@ -114,20 +114,20 @@ export async function assemble(preset: Preset, options: AssembleOptions = {}): P
     }
   }
 
-  container.register(Config.id, { useValue: config });
-  container.register(Clock.id, { useValue: systemClock });
-  container.register(Ids.id, { useValue: defaultIds });
-  container.register(SecretBox.id, { useValue: createSecretBox(config.secrets.key, logger) });
-  container.register(Endpoints.id, { useValue: new EndpointRegistry() });
-  container.register(Http.id, { useValue: new HttpRoutes() });
-  for (const [t, value] of options.overrides ?? []) container.register(t.id, { useValue: value });
+  bound.set(Config.id, config);
+  bound.set(Clock.id, systemClock);
+  bound.set(Ids.id, defaultIds);
+  bound.set(SecretBox.id, createSecretBox(config.secrets.key, logger));
+  bound.set(Endpoints.id, new EndpointRegistry());
+  bound.set(Http.id, new HttpRoutes());
+  for (const [t, value] of options.overrides ?? []) bound.set(t.id, value);
 
-  const isBound = (t: Token<unknown>) => container.isRegistered(t.id, false);
+  const isBound = (t: Token<unknown>) => bound.has(t.id);
   const get = <T>(t: Token<T>): T => {
     if (!isBound(t)) throw new Error(`Port "${t.name}" is not provided in this deployment`);
-    return container.resolve<T>(t.id);
+    return bound.get(t.id) as T;
   };
-  const tryGet = <T>(t: Token<T>): T | undefined => (isBound(t) ? container.resolve<T>(t.id) : undefined);
+  const tryGet = <T>(t: Token<T>): T | undefined => bound.get(t.id) as T | undefined;
 
   const ordered = order(plugins, providerOf);
   const hooks = new Map<string, PluginHooks>();
@@ -155,7 +155,7 @@ export async function assemble(preset: Preset, options: AssembleOptions = {}): P
         if (!(def.provides ?? []).some((x) => x.id === t.id)) {
           throw new ConfigError(`Plugin "${def.name}" binds port "${t.name}" without declaring it in provides`);
         }
-        if (!overridden.has(t.id)) container.register(t.id, { useValue: value });
+        if (!overridden.has(t.id)) bound.set(t.id, value);
       },
     };
     hooks.set(def.name, (await def.init(deps as never, kernel as Kernel<never>)) ?? {});

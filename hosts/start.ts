@@ -5,7 +5,6 @@
  * With `WORKERS` > 1 (default: one per core) this process also starts and supervises the other
  * workers serving the same port (hosts/workers.ts); a worker runs this same file.
  */
-import 'reflect-metadata';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { assemble } from '../core/deployment.ts';

@@ -13,7 +13,6 @@
  *   bun run admin link-identity <user id> --issuer <url> --subject <sub>         (external OpenID Connect sign-in)
  *   bun run admin rotate-oauth-key                                               (new signing key for the built-in authorization server)
  */
-import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { assemble } from '../core/deployment.ts';
 import { ConfigError, definePreset } from '../core/config.ts';

@@ -5,7 +5,6 @@
  * with N local workers (instances already running on the same database help), shows a progress
  * bar, then prints one line per domain. Exit code 1 when any crawl failed.
  */
-import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { assemble } from '../core/deployment.ts';
 import type { Preset } from '../core/config.ts';

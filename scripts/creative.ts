@@ -5,7 +5,6 @@
  * vendor's own formats into the database of the creative-agent preset (DATABASE_URL or the PGlite
  * data directory). A vendor definition replaces a reference format of the same id.
  */
-import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { assemble } from '../core/deployment.ts';
 import { definePreset, ConfigError } from '../core/config.ts';

@@ -6,7 +6,6 @@
  * where it left off; an expired cursor (410) re-bootstraps. `--once` catches up and exits;
  * `--port` also serves the mirrored feed (GET /api/registry/feed; API keys of the local database).
  */
-import 'reflect-metadata';
 import { assemble } from '../core/deployment.ts';
 import { definePreset } from '../core/config.ts';
 import { Database } from '../core/ports/database.ts';

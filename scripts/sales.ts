@@ -5,7 +5,6 @@
  * the PGlite data directory). Products are matched by product_id; new ones go to the end of the
  * catalog order.
  */
-import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { assemble } from '../core/deployment.ts';
 import { definePreset, ConfigError } from '../core/config.ts';

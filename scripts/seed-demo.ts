@@ -4,7 +4,6 @@
  * (DATABASE_URL, else the PGlite data directory) with a synthetic registry so every discovery
  * endpoint has something to show. The search adapter follows SEARCH / MEILISEARCH_URL.
  */
-import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { assemble } from '../core/deployment.ts';
 import { Database } from '../core/ports/database.ts';

@@ -3,7 +3,6 @@
  * `bun run signals import <file.json>`: validate a catalog file (the seed.json format) and upsert it
  * into the database of the signals-agent preset (DATABASE_URL or the PGlite data directory).
  */
-import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { assemble } from '../core/deployment.ts';
 import { definePreset, ConfigError } from '../core/config.ts';

@@ -4,7 +4,6 @@
  * agent-search.bench.ts so load generation and the server do not share a process.
  */
 // As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
-import 'reflect-metadata';
 import { assemble } from '../../core/deployment.ts';
 import { definePreset } from '../../core/config.ts';
 import { serve } from '../../hosts/serve.ts';

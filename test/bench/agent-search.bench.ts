@@ -7,7 +7,6 @@
  * PGlite is not measured: seeding 100k profiles into the embedded database works but its
  * single-connection engine is not what a deployment at this size runs on.
  */
-import 'reflect-metadata';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { loadMigrations } from '../../core/migrations.ts';

@@ -5,7 +5,6 @@
  * the storage named by BENCH_STORAGE (pglite | postgres). Prints `READY <port>` once listening.
  */
 // As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
-import 'reflect-metadata';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -5,7 +5,6 @@
  * else in-memory PGlite.
  *   bun test/bench/feed.bench.ts
  */
-import 'reflect-metadata';
 import { join } from 'node:path';
 import { sql } from '../../core/sql.ts';
 import { loadMigrations } from '../../core/migrations.ts';

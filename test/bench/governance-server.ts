@@ -4,7 +4,6 @@
  * on PGlite or Postgres (BENCH_STORAGE, schema BENCH_SCHEMA). Prints `READY <port>` once listening.
  */
 // As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
-import 'reflect-metadata';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

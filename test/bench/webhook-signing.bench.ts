@@ -3,7 +3,6 @@
  * of the same signature base in the same run; then outbox delivery throughput to a loopback
  * receiver (separate process) beside raw fetch POSTs to it.
  */
-import 'reflect-metadata';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { generatePrivateJwk, signingKeyFrom, verifyKeyFrom, verifyRaw } from '../../lib/signer/keys.ts';

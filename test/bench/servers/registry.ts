@@ -1,7 +1,6 @@
 // The registry preset on the storage chosen by the environment, seeded with one brand to resolve.
 // As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
 import { defaultIds } from '../../../core/ports/ids.ts';
-import 'reflect-metadata';
 import { assemble } from '../../../core/deployment.ts';
 import { serve } from '../../../hosts/serve.ts';
 import { Database } from '../../../core/ports/database.ts';

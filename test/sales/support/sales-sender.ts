@@ -3,7 +3,6 @@
  * webhook delivery workers against the shared Postgres schema, on the test's fast clock. The test
  * SIGKILLs it mid-campaign and starts it again.
  */
-import 'reflect-metadata';
 import { assemble } from '../../../core/deployment.ts';
 import { definePreset } from '../../../core/config.ts';
 import { Clock } from '../../../core/ports/clock.ts';

@@ -3,7 +3,6 @@
  * delivery workers against the shared Postgres schema. The test SIGKILLs it mid-delivery and
  * starts it again.
  */
-import 'reflect-metadata';
 import { assemble } from '../../../core/deployment.ts';
 import { definePreset } from '../../../core/config.ts';
 import storagePostgres from '../../../plugins/storage-postgres/index.ts';

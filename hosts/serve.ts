@@ -1,4 +1,4 @@
-import { Elysia } from 'elysia';
+import type { Server } from 'bun';
 import type { Deployment } from '../core/deployment.ts';
 import { Http, type HttpRoute } from '../core/http.ts';
 import { Ids } from '../core/ports/ids.ts';
@@ -6,8 +6,8 @@ import { DatabaseUnavailableError } from '../core/ports/database.ts';
 import { ProtocolError } from '../core/errors.ts';
 import { accessLogger } from './access-log.ts';
 
-/** `/api/brands/{domain}/rollback` -> `/api/brands/:domain/rollback` (Elysia's syntax). */
-function elysiaPath(path: string): string {
+/** `/api/brands/{domain}/rollback` -> `/api/brands/:domain/rollback` (Bun's route syntax). */
+function bunPath(path: string): string {
   return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
 }
 
@@ -62,7 +62,7 @@ class RouteContext {
   constructor(
     readonly params: Record<string, string>,
     readonly requestId: string,
-    private readonly server: { requestIP?(request: Request): { address: string } | null } | undefined,
+    private readonly server: Pick<Server<undefined>, 'requestIP'> | undefined,
     private readonly request: Request,
   ) {}
 
@@ -79,12 +79,21 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+type Handler = (request: Request, server: Server<undefined>) => Promise<Response>;
+
+/** What Bun.serve takes: the routes, by path and method, and the handler of every request no route took. */
+export interface App {
+  routes: Record<string, Handler | Partial<Record<HttpRoute['method'], Handler>>>;
+  fetch(request: Request): Response;
+}
+
 /**
- * Build the one Elysia app from every route the hosts contributed. Each request gets a request
- * id (echoed as `x-request-id`) and exactly one log line; an unexpected error is a 500 whose
- * body names the request id, never the error.
+ * Bun's own router serves every route the hosts contributed (`{name}` parameters, `/*` below a path,
+ * HEAD by GET); a path or method no route takes falls through to `fetch`. Each request gets a request
+ * id (echoed as `x-request-id`) and exactly one log line; an unexpected error is a 500 whose body names
+ * the request id, never the error.
  */
-export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any, any, any> {
+export function buildApp(deployment: Deployment): App {
   const routes = deployment.get(Http).list();
   const ids = deployment.get(Ids);
   const log = deployment.logger.child({ component: 'http' });
@@ -94,79 +103,68 @@ export function buildApp(deployment: Deployment): Elysia<any, any, any, any, any
   const prefix = ids.uuid4().slice(0, 8);
   let counter = 0;
   const nextRequestId = () => `${prefix}-${(++counter).toString(36).padStart(6, '0')}`;
-  const app = new Elysia({ normalize: false });
+  // Durations for the access log only (never a decision), so the monotonic timer rather than the Clock port.
+  const elapsed = (since: number) => Math.round((performance.now() - since) * 10) / 10;
 
-  const wrap = (route: HttpRoute) => async (ctx: { request: Request; params: Record<string, string>; server: any }) => {
-    const { request } = ctx;
-    const started = performance.now();
-    const incoming = request.headers.get('x-request-id');
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId();
-    let response: Response;
-    const declared = Number(request.headers.get('content-length') ?? 0);
-    if (declared > maxBody) {
-      response = json(413, { error: 'payload_too_large', message: `Request body exceeds ${maxBody} bytes` });
-    } else {
-      try {
-        const params: Record<string, string> = {};
-        for (const key in ctx.params) params[key] = safeDecode(ctx.params[key]!);
-        response = await route.handle(request, new RouteContext(params, requestId, ctx.server, request));
-      } catch (error) {
-        const expected = expectedFailure(error);
-        if (expected) {
-          if (expected.status >= 500) log.warn({ err: (error as Error).message, requestId }, 'dependency unavailable');
-          response = expected;
-        } else {
-          log.error({ err: error, requestId }, 'unhandled error');
-          response = json(500, { error: 'internal_error', message: `Unexpected error (request ${requestId})` });
-        }
-      }
-    }
+  const logged = (request: Request, requestId: string, response: Response, started: number) => {
     response.headers.set('x-request-id', requestId);
     if (access) {
       const url = request.url;
       const pathStart = url.indexOf('/', url.indexOf('//') + 2);
       const queryStart = url.indexOf('?', pathStart);
-      access({
-        requestId,
-        method: request.method,
-        path: url.slice(pathStart, queryStart === -1 ? undefined : queryStart),
-        status: response.status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-      });
+      access({ requestId, method: request.method, path: url.slice(pathStart, queryStart === -1 ? undefined : queryStart), status: response.status, ms: elapsed(started) });
     }
     return response;
   };
 
-  for (const route of routes) {
-    const path = elysiaPath(route.path);
-    // Hosts read the raw body themselves (size-checked, validated), so Elysia must not parse it.
-    if (route.method === 'ALL') app.all(path, wrap(route) as any, { parse: 'none' } as any);
-    else app.route(route.method, path, wrap(route) as any, { config: {}, parse: 'none' } as any);
-  }
-  // Requests no route handled still get a request id and their access-log line.
-  app.onError(({ code, request }) => {
-    const requestId = nextRequestId();
-    const path = new URL(request.url).pathname;
-    let response: Response;
-    if (code === 'NOT_FOUND') response = unrouted(routes, request.method, path);
-    else if (code === 'PARSE') response = json(400, { error: 'invalid_request', message: 'Malformed request' });
-    else {
-      log.error({ code, requestId }, 'framework error');
-      response = json(500, { error: 'internal_error', message: `Unexpected error (request ${requestId})` });
-    }
-    response.headers.set('x-request-id', requestId);
-    access?.({ requestId, method: request.method, path, status: response.status, ms: 0 });
-    return response;
-  });
-  return app;
-}
+  const wrap =
+    (route: HttpRoute): Handler =>
+    async (request, server) => {
+      const started = performance.now();
+      const incoming = request.headers.get('x-request-id');
+      const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId();
+      let response: Response;
+      const declared = Number(request.headers.get('content-length') ?? 0);
+      if (declared > maxBody) {
+        response = json(413, { error: 'payload_too_large', message: `Request body exceeds ${maxBody} bytes` });
+      } else {
+        try {
+          // Bun has percent-decoded the parameters already.
+          const params = (request as Request & { params?: Record<string, string> }).params ?? {};
+          response = await route.handle(request, new RouteContext(params, requestId, server, request));
+        } catch (error) {
+          const expected = expectedFailure(error);
+          if (expected) {
+            if (expected.status >= 500) log.warn({ err: (error as Error).message, requestId }, 'dependency unavailable');
+            response = expected;
+          } else {
+            log.error({ err: error, requestId }, 'unhandled error');
+            response = json(500, { error: 'internal_error', message: `Unexpected error (request ${requestId})` });
+          }
+        }
+      }
+      return logged(request, requestId, response, started);
+    };
 
-function safeDecode(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
+  const table: App['routes'] = {};
+  for (const route of routes) {
+    const path = bunPath(route.path);
+    if (route.method === 'ALL') table[path] = wrap(route);
+    else {
+      const methods = table[path];
+      if (typeof methods === 'function') throw new Error(`route ${route.path} is served for every method and also for ${route.method}`);
+      table[path] = { ...methods, [route.method]: wrap(route) };
+    }
   }
+  return {
+    routes: table,
+    // Requests no route handled still get a request id and their access-log line.
+    fetch(request) {
+      const started = performance.now();
+      const response = unrouted(routes, request.method, new URL(request.url).pathname);
+      return logged(request, nextRequestId(), response, started);
+    },
+  };
 }
 
 /**
@@ -176,14 +174,17 @@ function safeDecode(value: string): string {
 export async function serve(deployment: Deployment, options: { port?: number; hostname?: string; reusePort?: boolean } = {}): Promise<RunningServer> {
   await deployment.start();
   const app = buildApp(deployment);
-  app.listen({
+  const server = Bun.serve({
+    routes: app.routes,
+    fetch: app.fetch,
     port: options.port ?? deployment.config.server.port,
     hostname: options.hostname ?? deployment.config.server.host,
     maxRequestBodySize: deployment.config.server.maxBodyBytes,
     // Several processes share the port (hosts/workers.ts).
     reusePort: options.reusePort ?? false,
+    // Seconds a connection may stay silent (Bun's default is 10; streamed answers get longer).
+    idleTimeout: 30,
   });
-  const server = app.server!;
   let closing: Promise<void> | null = null;
   return {
     url: new URL(`http://${server.hostname === '0.0.0.0' ? '127.0.0.1' : server.hostname}:${server.port}`),

@@ -115,7 +115,7 @@ test('exactly one JSON log line per request, carrying the request id, with no qu
   const pino = (await import('pino')).default;
   const { assemble } = await import('../../core/deployment.ts');
   const { definePreset } = await import('../../core/config.ts');
-  const { buildApp } = await import('../../hosts/serve.ts');
+  const { serve } = await import('../../hosts/serve.ts');
   const { storagePlugin, uniqueSchema, dropSchema } = await import('../support/db.ts');
   const lines: string[] = [];
   const logger = pino({ level: 'info', base: undefined }, { write: (line: string) => void lines.push(line) });
@@ -124,16 +124,13 @@ test('exactly one JSON log line per request, carrying the request id, with no qu
     logger,
     env: {},
   });
-  await deployment.start();
-  const app = buildApp(deployment);
+  const server = await serve(deployment, { port: 0, hostname: '127.0.0.1' });
   lines.length = 0;
-  await app.handle(
-    new Request('http://localhost/api/brands/resolve?domain=secret-query.example', {
-      headers: { 'x-request-id': 'req-1', authorization: 'Bearer proto_secret' },
-    }),
-  );
-  await app.handle(new Request('http://localhost/health', { headers: { 'x-request-id': 'req-2' } }));
-  const unrouted = await app.handle(new Request('http://localhost/no/such/route?secret=1'));
+  await fetch(new URL('/api/brands/resolve?domain=secret-query.example', server.url), {
+    headers: { 'x-request-id': 'req-1', authorization: 'Bearer proto_secret' },
+  });
+  await fetch(new URL('/health', server.url), { headers: { 'x-request-id': 'req-2' } });
+  const unrouted = await fetch(new URL('/no/such/route?secret=1', server.url));
   const entries = lines.map((l) => JSON.parse(l)).filter((e) => e.msg === 'request');
   expect(entries.map((e) => [e.requestId, e.method, e.path, e.status])).toEqual([
     ['req-1', 'GET', '/api/brands/resolve', 404],
@@ -141,6 +138,6 @@ test('exactly one JSON log line per request, carrying the request id, with no qu
     [unrouted.headers.get('x-request-id'), 'GET', '/no/such/route', 404],
   ]);
   expect(lines.join('')).not.toContain('secret');
-  await deployment.stop();
+  await server.close();
   await dropSchema('pglite', schema);
 });

@@ -23,6 +23,7 @@ import signerHmacLegacy from '../plugins/signer-hmac-legacy/index.ts';
 import crawlerHttp from '../plugins/crawler-http/index.ts';
 import webhooks from '../plugins/webhooks/index.ts';
 import { conformanceSigning } from './conformance-signing.ts';
+import rateLimit from '../plugins/rate-limit/index.ts';
 
 /** The published bearer token of the public test agent (README: "test token"). Not a secret. */
 export const TEST_TOKEN = 'proto-test-agent-public-token-2025';
@@ -79,6 +80,7 @@ export default definePreset({
     sales({ sandbox: true, minAudienceSize: 10 }),
     creative(),
     // The registry's brand data (sandbox brands seeded at start) behind the brand tenant and brand-aware builds.
+    rateLimit(),
     registryBrands(),
     brandAgent({ brands: SANDBOX_BRANDS }),
     // Push notifications: RFC 9421 signed (Ed25519 key generated on first start, JWKS at

@@ -11,6 +11,8 @@ import { EndpointRegistry, Endpoints } from './endpoint.ts';
 import { Http, HttpRoutes } from './http.ts';
 import { SecretBox } from './ports/secrets.ts';
 import { createSecretBox } from './secret-box.ts';
+import { assertStageProviders, type OperationNeeds } from './operation.ts';
+import { Tasks } from './task.ts';
 
 export const Config = token<AppConfig>('core.config');
 
@@ -163,6 +165,17 @@ export async function assemble(preset: Preset, options: AssembleOptions = {}): P
       if (!isBound(t)) throw new ConfigError(`Plugin "${def.name}" declares port "${t.name}" but did not provide it`);
     }
   }
+
+  // Every stage an operation declares has its provider: a rate limit with no limiter would silently not limit.
+  const operations: OperationNeeds[] = [
+    ...get(Endpoints)
+      .list()
+      .map((e) => ({ name: `${e.method} ${e.path}`, auth: e.auth, rateLimits: e.rateLimits })),
+    ...(tryGet(Tasks)
+      ?.list()
+      .map((t) => ({ name: `task ${t.name}`, auth: t.auth ?? 'required', rateLimits: t.rateLimits, idempotent: t.mutating })) ?? []),
+  ];
+  assertStageProviders(operations, isBound);
 
   const started: string[] = [];
   let starting: Promise<void> | null = null;

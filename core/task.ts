@@ -7,6 +7,7 @@ import type { ClockPort } from './ports/clock.ts';
 import type { IdsPort } from './ports/ids.ts';
 import type { TaskProgress } from './ports/tasks.ts';
 import type { IssueCode } from './validation.ts';
+import type { RateLimitRule } from './endpoint.ts';
 
 /**
  * Raised by a `transactional` task's handler (or its `within`) that finds an in-memory copy it
@@ -154,6 +155,8 @@ export interface TaskDefinition<I = any, O extends Json = Json> {
   transactional?: boolean;
   /** `optional` lets anonymous callers in (capabilities); default `required`. */
   auth?: 'required' | 'optional';
+  /** Rate limits counted per caller (`ip` counts per caller too: a task call carries no address); needs a RateLimiter. */
+  rateLimits?: readonly RateLimitRule[];
   errorShape?: ErrorShape;
   /**
    * Members every failure body of this task also carries, so failures validate against the task's

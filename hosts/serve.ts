@@ -112,7 +112,13 @@ export function buildApp(deployment: Deployment): App {
       const url = request.url;
       const pathStart = url.indexOf('/', url.indexOf('//') + 2);
       const queryStart = url.indexOf('?', pathStart);
-      access({ requestId, method: request.method, path: url.slice(pathStart, queryStart === -1 ? undefined : queryStart), status: response.status, ms: elapsed(started) });
+      access({
+        requestId,
+        method: request.method,
+        path: url.slice(pathStart, queryStart === -1 ? undefined : queryStart),
+        status: response.status,
+        ms: elapsed(started),
+      });
     }
     return response;
   };

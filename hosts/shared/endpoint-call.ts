@@ -1,6 +1,7 @@
 import type { EndpointDefinition } from '../../core/endpoint.ts';
 import { authenticateRequest, tierAtLeast, type AuthPort, type Principal } from '../../core/ports/auth.ts';
 import type { RateLimiterPort } from '../../core/ports/rate-limit.ts';
+import { enforceRateLimits, operationPipeline } from '../../core/operation.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { parseOrThrow } from '../../core/validation.ts';
 import type { Logger } from '../../core/log.ts';
@@ -25,65 +26,76 @@ export interface EndpointCall {
   admitted?: { principal: Principal | null };
 }
 
-/**
- * The one way an endpoint definition is executed, whatever the transport (REST route, MCP tool):
- * authentication and standing, validation of query, params and body, rate limits, handler. Failures
- * throw ProtocolError; the host maps them to its wire shape.
- */
-export async function callEndpoint(e: EndpointDefinition, call: EndpointCall, c: EndpointCollaborators): Promise<unknown> {
-  let principal: Principal | null = null;
-  if (e.auth && e.auth !== 'none') {
-    if (call.admitted) {
-      principal = call.admitted.principal;
-      if (!principal && e.auth === 'required') throw new ProtocolError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <token>');
-      if (principal && e.tier && !tierAtLeast(principal.tier, e.tier))
-        throw new ProtocolError('PERMISSION_DENIED', `This operation requires ${e.tier} standing`);
-    } else principal = await authenticateRequest(c.auth, call.authorization, e.auth, e.tier);
-  }
-  const query = e.query ? parseOrThrow(e.query, call.query, 'query') : undefined;
-  const params = e.params ? parseOrThrow(e.params, call.params, 'params') : call.params;
-  const hasBody = e.method !== 'GET' && e.method !== 'DELETE';
-  const body = hasBody && e.body ? parseOrThrow(e.body, await call.body(), 'body') : undefined;
-
-  for (const rule of e.rateLimits ?? []) {
-    if (!c.limiter) break;
-    const subject =
-      rule.per === 'ip'
-        ? call.ip()
-        : rule.per === 'organization'
-          ? principal
-            ? `org:${principal.orgId}`
-            : `ip:${call.ip()}`
-          : (principal?.id ?? `ip:${call.ip()}`);
-    const decision = await c.limiter.consume(`${rule.name}:${subject}`, rule.limit, rule.windowSeconds);
-    if (!decision.allowed) {
-      throw new ProtocolError(
-        'RATE_LIMITED',
-        `Rate limit exceeded: ${rule.limit} per ${describeWindow(rule.windowSeconds)}${rule.per === 'organization' ? ' per organization' : ''}`,
-        {
-          retryAfter: decision.retryAfter,
-        },
-      );
-    }
-  }
-
-  return e.handler({
-    query,
-    params,
-    body,
-    principal,
-    requestId: call.requestId,
-    get ip() {
-      return call.ip(); // resolved on first use only
-    },
-    headers: call.headers,
-    logger: c.logger,
-  });
+interface EndpointState {
+  e: EndpointDefinition;
+  call: EndpointCall;
+  c: EndpointCollaborators;
+  principal: Principal | null;
+  query?: unknown;
+  params?: unknown;
+  body?: unknown;
 }
 
-function describeWindow(seconds: number): string {
-  if (seconds === 3600) return 'hour';
-  if (seconds === 86_400) return 'day';
-  if (seconds === 60) return 'minute';
-  return `${seconds} s`;
+const run = operationPipeline<EndpointState, unknown>([
+  {
+    name: 'auth',
+    async run(s, next) {
+      const { e, call, c } = s;
+      if (!e.auth || e.auth === 'none') return next();
+      if (!call.admitted) s.principal = await authenticateRequest(c.auth, call.authorization, e.auth, e.tier);
+      else {
+        s.principal = call.admitted.principal;
+        if (!s.principal && e.auth === 'required') throw new ProtocolError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <token>');
+        if (s.principal && e.tier && !tierAtLeast(s.principal.tier, e.tier))
+          throw new ProtocolError('PERMISSION_DENIED', `This operation requires ${e.tier} standing`);
+      }
+      return next();
+    },
+  },
+  {
+    name: 'validate',
+    async run(s, next) {
+      const { e, call } = s;
+      s.query = e.query ? parseOrThrow(e.query, call.query, 'query') : undefined;
+      s.params = e.params ? parseOrThrow(e.params, call.params, 'params') : call.params;
+      const hasBody = e.method !== 'GET' && e.method !== 'DELETE';
+      s.body = hasBody && e.body ? parseOrThrow(e.body, await call.body(), 'body') : undefined;
+      return next();
+    },
+  },
+  {
+    name: 'limits',
+    async run(s, next) {
+      // Assembly refuses an endpoint with rate limits and no limiter (assertStageProviders).
+      if (s.e.rateLimits?.length) await enforceRateLimits(s.e.rateLimits, s.c.limiter!, s.principal, s.call.ip);
+      return next();
+    },
+  },
+  {
+    name: 'handler',
+    run: ({ e, call, c, principal, query, params, body }) =>
+      Promise.resolve(
+        e.handler({
+          query,
+          params,
+          body,
+          principal,
+          requestId: call.requestId,
+          get ip() {
+            return call.ip(); // resolved on first use only
+          },
+          headers: call.headers,
+          logger: c.logger,
+        }),
+      ),
+  },
+]);
+
+/**
+ * The one way an endpoint definition is executed, whatever the transport (REST route, MCP tool): the
+ * operation pipeline's stages for endpoints (authentication and standing, validation of query, params
+ * and body, rate limits, handler). Failures throw ProtocolError; the host maps them to its wire shape.
+ */
+export function callEndpoint(e: EndpointDefinition, call: EndpointCall, c: EndpointCollaborators): Promise<unknown> {
+  return run({ e, call, c, principal: null });
 }

@@ -19,6 +19,7 @@ import { TaskRunner } from './runner.ts';
 import { capabilitiesTask, getTaskStatusTask } from './protocol-tasks.ts';
 import { createTaskGateway } from './gateway.ts';
 import { cancelTask } from './cancel.ts';
+import { RateLimiter } from '../../core/ports/rate-limit.ts';
 
 const options = v.object({
   /** Run the resume worker in this instance (every instance may; claims never overlap). */
@@ -55,11 +56,12 @@ export default definePlugin({
     notifier: optional(TaskNotifier),
     verifier: optional(RequestVerifier),
     tokens: optional(TokenVerifier),
+    limiter: optional(RateLimiter),
   },
   options,
   env: { PUSH_OPERATION_ID: 'pushOperationId' },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, clock, ids, box, auth, idempotency, notifier, verifier, tokens }, kernel) {
+  init({ db, clock, ids, box, auth, idempotency, notifier, verifier, tokens, limiter }, kernel) {
     const ns = kernel.config.protocol.namespace;
     const registry = new TaskRegistry(ns);
     const repo = new TaskRepository(db, clock, ids, notifier, box);
@@ -83,7 +85,7 @@ export default definePlugin({
     };
     kernel.provide(
       TaskGateway,
-      createTaskGateway({ registry, db, auth, idempotency, repo, notifier, verifier, clock, ids, logger: kernel.logger, options: pipelineOptions }),
+      createTaskGateway({ registry, db, auth, idempotency, repo, notifier, verifier, limiter, clock, ids, logger: kernel.logger, options: pipelineOptions }),
     );
     if (kernel.options.worker) {
       // A full batch means more steps may be due: run again at once.

@@ -23,6 +23,8 @@ import type { RequestVerifierPort } from '../../core/ports/request-verifier.ts';
 import type { TaskRepository } from './store.ts';
 import { DatabaseUnavailableError, type DatabasePort, type Queryable } from '../../core/ports/database.ts';
 import { payloadHash } from '../../lib/canonical-json.ts';
+import { enforceRateLimits, operationPipeline } from '../../core/operation.ts';
+import type { RateLimiterPort } from '../../core/ports/rate-limit.ts';
 import { standardErrorCode } from '../../lib/adcp/error-codes.ts';
 
 const httpUrl = v.pipe(
@@ -99,6 +101,8 @@ export interface PipelineDeps {
   logger: Logger;
   /** Verifies buyer-signed requests (the request-signing plugin), when the deployment has it. */
   verifier?: RequestVerifierPort;
+  /** Counts the rate limits tasks declare (required by assembly when one does). */
+  limiter?: RateLimiterPort;
   options: PipelineOptions;
 }
 
@@ -179,111 +183,166 @@ function checkRegistrations(
   return a2a;
 }
 
-/**
- * The one pipeline behind every host: find the task, authenticate, validate envelope, input and
- * push registrations (INVALID_REQUEST naming the field, before anything is stored), claim the
- * idempotency key or replay, run the handler, and store the answer: a deferred call's task
- * record and its replay response commit in one transaction. A `transactional` task runs all of it
- * (handler, task record, idempotency record) in one transaction instead, claiming nothing first.
- */
-export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<TaskOutcome> {
-  const ns = deps.registry.namespace;
-  const task = deps.registry.get(call.name);
-  const raw = call.input ?? {};
-  // Echoed by every answer, failures included, as soon as it can be read.
-  let context = requestContext(raw);
-  let claim: IdempotencyClaim | null = null;
-  try {
-    if (!task || (call.protocols && !deps.registry.list(call.protocols).includes(task))) {
-      throw new ProtocolError('INVALID_REQUEST', `Unknown task "${String(call.name).slice(0, 80)}"`, { field: 'name', status: 404 });
-    }
-    const principal = call.admitted ? admittedPrincipal(call.admitted.principal, task) : await taskPrincipal(deps.auth, call.authorization, task.auth);
-    if (typeof raw !== 'object' || Array.isArray(raw)) throw new ProtocolError('INVALID_REQUEST', 'arguments: must be a JSON object', { field: 'arguments' });
-    const rawInput = raw as Json;
-    assertSafeInput(rawInput);
-    const envelope = parseChecked(deps.options.requireOperationId ? ENVELOPES.required : ENVELOPES.optional, rawInput);
-    context = envelope.context;
-    const major = rawInput.adcp_major_version;
-    // A well-formed version this agent does not speak is version negotiation, not a malformed request.
-    if (Number.isInteger(major) && !SUPPORTED_MAJOR_VERSIONS.includes(major as number)) {
-      throw new ProtocolError('VERSION_UNSUPPORTED', `adcp_major_version ${major} is not supported; this agent speaks ${SUPPORTED_MAJOR_VERSIONS.join(', ')}`, {
-        field: 'adcp_major_version',
-        status: 400,
-        suggestion: 'Call get_adcp_capabilities without adcp_major_version and retry with one of its major_versions',
-      });
-    }
-    const input = parseChecked(task.input, rawInput, '', task.inputIssueCode);
-    const a2aPush = checkRegistrations(deps, task, envelope.push_notification_config, call.a2aPush);
-
-    const ctx: TaskContext<unknown> = {
-      input,
-      principal,
-      idempotency: { key: null, replayTtlSeconds: deps.idempotency.replayTtlSeconds },
-      logger: deps.logger,
-      clock: deps.clock,
-      ids: deps.ids,
-      context,
-      namespace: ns,
-      protocols: call.protocols,
-      task: HANDLE,
-    };
-    const call_: Call = { deps, task, principal, envelope, call, a2aPush, ctx };
-    if (!task.mutating) return await answer(call_, await task.handler(ctx), null, null);
-
-    if (!envelope.idempotency_key) {
-      throw new ProtocolError('INVALID_REQUEST', 'idempotency_key: is required on mutating tasks', {
-        field: 'idempotency_key',
-        suggestion: 'Send a unique key (UUID v4 recommended) and reuse it only to retry the same request',
-      });
-    }
-    const key = envelope.idempotency_key;
-    ctx.idempotency.key = key;
-    // The hash covers the operation, not the envelope: a retry with a new context replays.
-    const hash = payloadHash(rawInput);
-    if (task.transactional) {
-      const found = await transactionalCall(call_, key, hash);
-      if (found.kind === 'done') return found.outcome;
-      if (found.kind === 'replay') return replayed(task, found.response, context);
-      // Busy: another caller holds a committed claim; wait for it below as a non-transactional call.
-    }
-    const begun = await deps.idempotency.begin(principal.id, key, task.name, hash);
-    if (begun.kind === 'replay') return replayed(task, begun.response, context);
-    claim = begun.claim;
-    const outcome = await answer(call_, await task.handler(ctx), { claim }, null);
-    claim = null; // completed
-    return outcome;
-  } catch (caught) {
-    if (claim) await deps.idempotency.release(claim).catch((e) => deps.logger.error({ err: e }, 'idempotency release failed'));
-    const error = toError(caught, deps.logger);
-    return { ok: false, error, body: errorBody(error, ns, context, task), task };
-  }
+/** One task call as it goes through the stages; each stage fills in what the next ones read. */
+interface TaskState {
+  deps: PipelineDeps;
+  call: TaskCall;
+  task: RegisteredTask;
+  raw: Json;
+  /** Echoed by every answer, failures included, as soon as it can be read. */
+  context: Json | undefined;
+  principal?: Principal;
+  /** The call past validation, as `answer` needs it. */
+  c?: Call;
+  /** How the response is kept for replays, and the transaction of a transactional call. */
+  keep: Keep | null;
+  tx: Queryable | null;
+  result?: Json | Deferral;
 }
 
 /** Runs of a transactional call whose handler read an outdated in-memory copy (StaleReadError). */
 const STALE_RUNS = 3;
 
 /**
- * A `transactional` call: the handler, its writes, the task record and the idempotency record (the
- * key's first use, written last) in one transaction. When the key turns out to be taken, or the call
- * fails, what the key holds decides: a duplicate that completed meanwhile is replayed (a failure such
- * as a unique row it wrote first is its doing), a committed in-flight claim is waited for (`busy`).
+ * The task kind of the one operation pipeline (core/operation.ts): authenticate, validate envelope,
+ * input and push registrations (INVALID_REQUEST naming the field, before anything is stored), rate
+ * limits the task declares, claim the idempotency key or replay, run the handler, and store the
+ * answer: a deferred call's task record and its replay response commit in one transaction. A
+ * `transactional` task runs the handler and the answer (task record, idempotency record) in one
+ * transaction instead, claiming nothing first.
  */
-async function transactionalCall(c: Call, key: string, hash: string): Promise<{ kind: 'done'; outcome: TaskOutcome } | IdempotencyFound> {
-  const { deps, task, principal, ctx } = c;
-  for (let run = 1; ; run++) {
-    try {
-      const outcome = await deps.db.transaction(async (tx) => answer(c, await task.handler({ ...ctx, tx }), { record: { key, hash } }, tx));
-      return { kind: 'done', outcome };
-    } catch (caught) {
-      if (caught instanceof Verdict) return caught.found;
-      if (caught instanceof StaleReadError && run < STALE_RUNS) {
-        await caught.refresh();
-        continue;
+const runTask = operationPipeline<TaskState, TaskOutcome>([
+  {
+    name: 'auth',
+    async run(s, next) {
+      const { deps, call, task } = s;
+      s.principal = call.admitted ? admittedPrincipal(call.admitted.principal, task) : await taskPrincipal(deps.auth, call.authorization, task.auth);
+      return next();
+    },
+  },
+  {
+    name: 'validate',
+    async run(s, next) {
+      const { deps, call, task, raw } = s;
+      if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+        throw new ProtocolError('INVALID_REQUEST', 'arguments: must be a JSON object', { field: 'arguments' });
+      assertSafeInput(raw);
+      const envelope = parseChecked(deps.options.requireOperationId ? ENVELOPES.required : ENVELOPES.optional, raw);
+      s.context = envelope.context;
+      const major = raw.adcp_major_version;
+      // A well-formed version this agent does not speak is version negotiation, not a malformed request.
+      if (Number.isInteger(major) && !SUPPORTED_MAJOR_VERSIONS.includes(major as number)) {
+        throw new ProtocolError(
+          'VERSION_UNSUPPORTED',
+          `adcp_major_version ${major} is not supported; this agent speaks ${SUPPORTED_MAJOR_VERSIONS.join(', ')}`,
+          {
+            field: 'adcp_major_version',
+            status: 400,
+            suggestion: 'Call get_adcp_capabilities without adcp_major_version and retry with one of its major_versions',
+          },
+        );
       }
-      const found = await deps.idempotency.lookup(principal.id, key, task.name, hash);
-      if (found.kind === 'none') throw caught;
-      return found;
+      const input = parseChecked(task.input, raw, '', task.inputIssueCode);
+      const a2aPush = checkRegistrations(deps, task, envelope.push_notification_config, call.a2aPush);
+      const ctx: TaskContext<unknown> = {
+        input,
+        principal: s.principal!,
+        idempotency: { key: null, replayTtlSeconds: deps.idempotency.replayTtlSeconds },
+        logger: deps.logger,
+        clock: deps.clock,
+        ids: deps.ids,
+        context: s.context,
+        namespace: deps.registry.namespace,
+        protocols: call.protocols,
+        task: HANDLE,
+      };
+      s.c = { deps, task, principal: s.principal!, envelope, call, a2aPush, ctx };
+      return next();
+    },
+  },
+  {
+    name: 'limits',
+    async run(s, next) {
+      // Assembly refuses a task with rate limits and no limiter (assertStageProviders); tasks count per caller.
+      if (s.task.rateLimits?.length) await enforceRateLimits(s.task.rateLimits, s.deps.limiter!, s.principal!, () => s.principal!.id);
+      return next();
+    },
+  },
+  {
+    name: 'idempotency',
+    async run(s, next) {
+      const { deps, task } = s;
+      const c = s.c!;
+      if (!task.mutating) return next();
+      const key = c.envelope.idempotency_key;
+      if (!key) {
+        throw new ProtocolError('INVALID_REQUEST', 'idempotency_key: is required on mutating tasks', {
+          field: 'idempotency_key',
+          suggestion: 'Send a unique key (UUID v4 recommended) and reuse it only to retry the same request',
+        });
+      }
+      c.ctx.idempotency.key = key;
+      // The hash covers the operation, not the envelope: a retry with a new context replays.
+      const hash = payloadHash(s.raw);
+      if (task.transactional) {
+        // Handler, writes, task record and idempotency record (the key's first use, written last) in one transaction.
+        // When the key turns out to be taken, or the call fails, what the key holds decides: a duplicate that
+        // completed meanwhile is replayed, a committed in-flight claim is waited for below.
+        for (let run = 1; ; run++) {
+          try {
+            return await deps.db.transaction((tx) => {
+              s.tx = tx;
+              s.keep = { record: { key, hash } };
+              return next();
+            });
+          } catch (caught) {
+            s.tx = null;
+            if (caught instanceof StaleReadError && run < STALE_RUNS) {
+              await caught.refresh();
+              continue;
+            }
+            const found = caught instanceof Verdict ? caught.found : await deps.idempotency.lookup(c.principal.id, key, task.name, hash);
+            if (found.kind === 'none') throw caught;
+            if (found.kind === 'replay') return replayed(task, found.response, s.context);
+            break; // busy: another caller holds a committed claim; wait for it as a non-transactional call
+          }
+        }
+      }
+      const begun = await deps.idempotency.begin(c.principal.id, key, task.name, hash);
+      if (begun.kind === 'replay') return replayed(task, begun.response, s.context);
+      s.keep = { claim: begun.claim };
+      try {
+        return await next();
+      } catch (caught) {
+        await deps.idempotency.release(begun.claim).catch((e) => deps.logger.error({ err: e }, 'idempotency release failed'));
+        throw caught;
+      }
+    },
+  },
+  {
+    name: 'handler',
+    async run(s, next) {
+      const ctx = s.c!.ctx;
+      s.result = await s.task.handler(s.tx ? { ...ctx, tx: s.tx } : ctx);
+      return next();
+    },
+  },
+  { name: 'respond', run: (s) => answer(s.c!, s.result!, s.keep, s.tx) },
+]);
+
+/** The one entry of every host's task call: never throws for a caller's mistake (see TaskGatewayPort.invoke). */
+export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<TaskOutcome> {
+  const task = deps.registry.get(call.name);
+  const raw = (call.input ?? {}) as Json;
+  const state: TaskState = { deps, call, task: task!, raw, context: requestContext(raw), keep: null, tx: null };
+  try {
+    if (!task || (call.protocols && !deps.registry.list(call.protocols).includes(task))) {
+      throw new ProtocolError('INVALID_REQUEST', `Unknown task "${String(call.name).slice(0, 80)}"`, { field: 'name', status: 404 });
     }
+    return await runTask(state);
+  } catch (caught) {
+    const error = toError(caught, deps.logger);
+    return { ok: false, error, body: errorBody(error, deps.registry.namespace, state.context, task), task };
   }
 }
 

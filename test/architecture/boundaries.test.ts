@@ -52,7 +52,7 @@ test('two migrations with one version in a folder are reported', () => {
   expect(found[0]!.detail).toContain('version 1 is also plugins/b/migrations/001_things.sql');
 });
 
-test('lib defining a plugin or naming a table, and a script writing a plugin\'s table, are reported', () => {
+test("lib defining a plugin or naming a table, and a script writing a plugin's table, are reported", () => {
   write('lib/kit/plugin.ts', "import { definePlugin } from '../../core/plugin.ts';\nexport const p = definePlugin({ name: 'kit' });\n");
   write('lib/kit/migrations/001_kit.sql', 'CREATE TABLE kit_things (id int);\n');
   write('lib/kit/store.ts', 'export const q = sql`UPDATE b_things SET id = 2`;\n');

@@ -18,6 +18,7 @@ import { bothVersionsErrors } from '../support/schemas.ts';
 import { newKey } from '../support/principals.ts';
 import { loopbackResolver, TEST_CERT } from '../support/loopback.ts';
 import { startTlsFront } from '../support/tls-front.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 const TOKEN = 'brand-agent-test-token-0123456789';
 const BRANDS = [{ domain: 'trail.example', brand_id: 'trail_gear' }, { domain: 'bean.example' }, { domain: 'unlisted.example' }];
@@ -57,7 +58,7 @@ async function seedRegistry(server: TestServer): Promise<void> {
   if (!saved.ok) throw new Error(`save failed: ${await saved.text()}`);
 }
 
-const registryPlugins = () => [auth({ testTokens: [{ token: TOKEN }] }), registryBrands(), restHost({ title: 'registry' })];
+const registryPlugins = () => [auth({ testTokens: [{ token: TOKEN }] }), rateLimit(), registryBrands(), restHost({ title: 'registry' })];
 const agentPlugins = (brandOptions: Parameters<typeof brandAgent>[0]) => [
   tasks({ worker: false }),
   idempotency(),

@@ -1,5 +1,6 @@
 import { Database } from '../../core/ports/database.ts';
 import { Discovery } from '../../core/ports/discovery.ts';
+import auth from '../../plugins/auth/index.ts';
 import registryAgents from '../../plugins/registry-agents/index.ts';
 import searchPostgres from '../../plugins/search-postgres/index.ts';
 import { deploy, forEachAdapter } from '../support/deploy.ts';
@@ -8,7 +9,7 @@ import { discoveryContract } from './discovery.contract.ts';
 // plugins/registry-agents (with search-postgres for its profiles) on each adapter.
 forEachAdapter('discovery contract', (adapter) =>
   discoveryContract(`registry-agents [${adapter}]`, async () => {
-    const d = await deploy(adapter, [searchPostgres(), registryAgents()]);
+    const d = await deploy(adapter, [auth(), searchPostgres(), registryAgents()]);
     return { port: d.deployment.get(Discovery), db: d.deployment.get(Database), close: () => d.close() };
   }),
 );

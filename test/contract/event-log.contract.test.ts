@@ -1,3 +1,4 @@
+import auth from '../../plugins/auth/index.ts';
 import { ManualClock } from '../../core/ports/clock.ts';
 import { Database } from '../../core/ports/database.ts';
 import { EventLog, type FeedEvent } from '../../core/ports/events.ts';
@@ -12,7 +13,7 @@ forEachAdapter('event log contract', (adapter) =>
     `registry-feed [${adapter}]`,
     async () => {
       const clock = new ManualClock(new Date('2026-06-01T00:00:00Z'));
-      const d = await deploy(adapter, [registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 })], { clock });
+      const d = await deploy(adapter, [auth(), registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 })], { clock });
       const db = d.deployment.get(Database);
       const ids = d.deployment.get(Ids);
       return {

@@ -10,6 +10,7 @@ import restHost from '../../hosts/rest/index.ts';
 import { deploy, forEachAdapter } from '../support/deploy.ts';
 import { newKey } from '../support/principals.ts';
 import { ownershipContract } from './ownership.contract.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 // plugins/registry-ownership on each adapter, served: callers prove control through its challenge
 // and verify endpoints, with DNS TXT answers from a table.
@@ -25,7 +26,13 @@ forEachAdapter('ownership contract', (adapter) =>
     const reproveAfterDays = 30;
     const d = await deploy(
       adapter,
-      [auth(), crawlerHttp({ resolver }), registryOwnership({ protectedDomains: [protectedDomain], reproveAfterDays, pruneIntervalMs: 0 }), restHost()],
+      [
+        auth(),
+        crawlerHttp({ resolver }),
+        rateLimit(),
+        registryOwnership({ protectedDomains: [protectedDomain], reproveAfterDays, pruneIntervalMs: 0 }),
+        restHost(),
+      ],
       { clock, serve: true },
     );
     const post = (path: string, key: string, json: unknown) =>

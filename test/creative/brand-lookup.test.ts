@@ -16,6 +16,7 @@ import { forEachDatabase, storagePlugin, uniqueSchema } from '../support/db.ts';
 import { restClient } from '../support/agent.ts';
 import { newKey } from '../support/principals.ts';
 import { fid, startCreativeServer, TOKEN, type CreativeServer } from './fixture.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 // Both BrandLookup adapters: the brand registry of the same deployment (registry-brands) and the
 // creative plugin's client of a registry at a configured URL (through the SSRF-guarded crawler).
@@ -59,7 +60,7 @@ async function buildFor(s: CreativeServer, domain: string, key: string, answered
 forEachDatabase<Parties>(
   'creative brand lookup',
   async (adapter, schema) => {
-    const together = await startCreativeServer(adapter, `${schema}_r`, { hosts: [restHost(), restTasks()], extra: [registryBrands()] });
+    const together = await startCreativeServer(adapter, `${schema}_r`, { hosts: [restHost(), restTasks()], extra: [rateLimit(), registryBrands()] });
     const { key } = await newKey(together.server.deployment);
     const saved = await together.server.fetch('/api/brands/save', {
       method: 'POST',

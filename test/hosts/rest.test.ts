@@ -10,11 +10,14 @@ import { Endpoints } from '../../core/endpoint.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { freePort } from '../support/loopback.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 forEachDatabase(
   'REST host',
   (adapter, schema) =>
-    startServer(adapter, schema, [auth(), search, registryBrands(), registryProperties(), registryAgents(), restHost()], { env: { MAX_BODY_BYTES: '4096' } }),
+    startServer(adapter, schema, [auth(), search, rateLimit(), registryBrands(), registryProperties(), registryAgents(), restHost()], {
+      env: { MAX_BODY_BYTES: '4096' },
+    }),
   (s) => s.close(),
   (get) => {
     const s = (): TestServer => get();
@@ -120,10 +123,13 @@ test('exactly one JSON log line per request, carrying the request id, with no qu
   const lines: string[] = [];
   const logger = pino({ level: 'info', base: undefined }, { write: (line: string) => void lines.push(line) });
   const schema = uniqueSchema('accesslog');
-  const deployment = await assemble(definePreset({ name: 'log', plugins: [await storagePlugin('pglite', schema), auth(), registryBrands(), restHost()] }), {
-    logger,
-    env: {},
-  });
+  const deployment = await assemble(
+    definePreset({ name: 'log', plugins: [await storagePlugin('pglite', schema), auth(), rateLimit(), registryBrands(), restHost()] }),
+    {
+      logger,
+      env: {},
+    },
+  );
   const server = await serve(deployment, { port: 0, hostname: '127.0.0.1' });
   lines.length = 0;
   await fetch(new URL('/api/brands/resolve?domain=secret-query.example', server.url), {

@@ -16,6 +16,8 @@ import { forEachDatabase, storagePlugin, uniqueSchema, dropSchema } from '../sup
 import { startServer, type TestServer } from '../support/server.ts';
 import { newKey } from '../support/principals.ts';
 import { offlineCrawler, registryPlugins } from '../support/registry.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
+import auth from '../../plugins/auth/index.ts';
 
 type Line = { level: number; msg: string; status?: number; path?: string; [k: string]: unknown };
 
@@ -48,7 +50,7 @@ describe('client-caused failures are not server errors', () => {
   let lines: Line[];
   let waitFor: (match: (l: Line) => boolean) => Promise<Line>;
   beforeAll(async () => {
-    const d = await logged(schema, [registryBrands(), restHost()]);
+    const d = await logged(schema, [auth(), rateLimit(), registryBrands(), restHost()]);
     ({ lines, waitFor } = d);
     server = await serve(d.deployment, { port: 0, hostname: '127.0.0.1' });
   });
@@ -134,7 +136,7 @@ describe('start-up messages', () => {
     const signals = signalsPreset.plugins.slice(1);
     expect(await warned(signals, {})).toBe(true);
     expect(await warned(signals, { SECRETS_KEY: 'k'.repeat(40) })).toBe(false);
-    expect(await warned([registryBrands(), restHost()], {})).toBe(false);
+    expect(await warned([auth(), rateLimit(), registryBrands(), restHost()], {})).toBe(false);
   });
 
   test('`bun run start config/nope.ts` names the presets instead of printing a module trace', async () => {

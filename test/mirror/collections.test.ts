@@ -75,6 +75,7 @@ forEachDatabase(
         name: 'mirror-collections',
         plugins: [
           await storagePlugin(adapter, mirrorSchema),
+          auth(),
           registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }),
           registryMirror({ from: upstream.base, key: TOKEN, follow: false }),
         ],

@@ -73,6 +73,7 @@ async function mirrorInstance(adapter: 'pglite' | 'postgres', schema: string, fr
     name: 'mirror-data',
     plugins: [
       await storagePlugin(adapter, schema),
+      auth(),
       registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }),
       registryMirror({ from, key: TOKEN, pageSize: 3, follow: false }),
     ],

@@ -41,6 +41,7 @@ async function mirrorInstance(adapter: AdapterName, schema: string, from: string
     name: 'mirror-test',
     plugins: [
       await storagePlugin(adapter, schema),
+      auth(),
       registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }),
       registryMirror({ from, key: TOKEN, pageSize: 97, intervalMs: 20, follow }),
     ],

@@ -11,6 +11,7 @@ import { createOrganization, createUser, linkIdentity } from '../../plugins/auth
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { TEST_CERT, TEST_KEY, loopbackResolver } from '../support/loopback.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 /** A stand-in OpenID Connect provider on loopback TLS: discovery and a JWKS whose keys the test rotates. */
 const keys: Array<{ kid: string; privateKey: CryptoKey; jwk: Record<string, unknown> }> = [];
@@ -56,6 +57,7 @@ forEachDatabase(
       auth(),
       crawlerHttp({ allowlist: ['127.0.0.1'], resolver: loopbackResolver(['pub.test']), ca: TEST_CERT }),
       oauthPlugin({ issuer: ISSUER, audiences: ['registry-api'] }),
+      rateLimit(),
       registryBrands(),
       restHost(),
     ]),

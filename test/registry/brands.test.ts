@@ -9,10 +9,11 @@ import { recordBrandJson } from '../../plugins/registry-brands/authoritative.ts'
 import { DATABASE_URL, dropSchema, forEachDatabase, uniqueSchema } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { newKey } from '../support/principals.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 forEachDatabase(
   'brands over HTTP',
-  (adapter, schema) => startServer(adapter, schema, [auth(), registryBrands(), restHost()]),
+  (adapter, schema) => startServer(adapter, schema, [auth(), rateLimit(), registryBrands(), restHost()]),
   (s) => s.close(),
   (get) => {
     const s = (): TestServer => get();
@@ -244,8 +245,8 @@ describe.skipIf(!DATABASE_URL)('brand resolve cache across two instances on one 
   let a: TestServer;
   let b: TestServer;
   beforeAll(async () => {
-    a = await startServer('postgres', schema, [auth(), registryBrands(), restHost()]);
-    b = await startServer('postgres', schema, [auth(), registryBrands(), restHost()]);
+    a = await startServer('postgres', schema, [auth(), rateLimit(), registryBrands(), restHost()]);
+    b = await startServer('postgres', schema, [auth(), rateLimit(), registryBrands(), restHost()]);
   });
   afterAll(async () => {
     await a?.close();

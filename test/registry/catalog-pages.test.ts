@@ -7,10 +7,11 @@ import restHost from '../../hosts/rest/index.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { newKey } from '../support/principals.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 forEachDatabase(
   'agent catalog pages and ETags',
-  (adapter, schema) => startServer(adapter, schema, [auth(), registryBrands(), searchPostgres(), registryAgents(), restHost()]),
+  (adapter, schema) => startServer(adapter, schema, [auth(), rateLimit(), registryBrands(), searchPostgres(), registryAgents(), restHost()]),
   (s) => s.close(),
   (get) => {
     const s = (): TestServer => get();

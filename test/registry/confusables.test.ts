@@ -13,6 +13,7 @@ import { BRAND_TABLES } from '../../plugins/registry-brands/tables.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { newKey } from '../support/principals.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 // Proof is off here so these tests isolate the look-alike rule (proof has its own suite).
 forEachDatabase<{ s: TestServer; plain: TestServer }>(
@@ -21,13 +22,14 @@ forEachDatabase<{ s: TestServer; plain: TestServer }>(
     const s = await startServer(adapter, schema, [
       auth(),
       crawlerHttp(),
+      rateLimit(),
       registryOwnership({ mode: 'off', protectedDomains: ['GoodBank.example', 'https://trusted-shop.example/'], pruneIntervalMs: 0 }),
       registryBrands(),
       registryProperties(),
       restHost(),
     ]);
     // The same tables without registry-ownership: today's behaviour, no look-alike rule.
-    const plain = await startServer(adapter, schema, [auth(), registryBrands(), registryProperties(), restHost()]);
+    const plain = await startServer(adapter, schema, [auth(), rateLimit(), registryBrands(), registryProperties(), restHost()]);
     return { s, plain };
   },
   async ({ s, plain }) => {

@@ -8,12 +8,13 @@ import { Discovery } from '../../core/ports/discovery.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { newKey } from '../support/principals.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 const AGENT = 'https://sales.hosted-seller.example/mcp';
 
 forEachDatabase(
   'hosted properties in lookups',
-  (adapter, schema) => startServer(adapter, schema, [auth(), registryProperties(), searchPostgres(), registryAgents(), restHost()]),
+  (adapter, schema) => startServer(adapter, schema, [auth(), rateLimit(), registryProperties(), searchPostgres(), registryAgents(), restHost()]),
   (s) => s.close(),
   (get) => {
     const s = (): TestServer => get();

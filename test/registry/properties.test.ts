@@ -9,6 +9,7 @@ import { recordAdagentsJson } from '../../plugins/registry-properties/authoritat
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { newKey } from '../support/principals.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 const hosted = (domain: string, extra: Record<string, unknown> = {}) => ({
   publisher_domain: domain,
@@ -23,7 +24,7 @@ const hosted = (domain: string, extra: Record<string, unknown> = {}) => ({
 
 forEachDatabase(
   'hosted properties over HTTP',
-  (adapter, schema) => startServer(adapter, schema, [auth(), registryProperties(), restHost()]),
+  (adapter, schema) => startServer(adapter, schema, [auth(), rateLimit(), registryProperties(), restHost()]),
   (s) => s.close(),
   (get) => {
     const s = (): TestServer => get();

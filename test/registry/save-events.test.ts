@@ -7,11 +7,19 @@ import restHost from '../../hosts/rest/index.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { newKey } from '../support/principals.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 forEachDatabase(
   'save events in the change feed',
   (adapter, schema) =>
-    startServer(adapter, schema, [auth(), registryBrands(), registryProperties(), registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }), restHost()]),
+    startServer(adapter, schema, [
+      auth(),
+      rateLimit(),
+      registryBrands(),
+      registryProperties(),
+      registryFeed({ sequenceIntervalMs: 0, retentionIntervalMs: 0 }),
+      restHost(),
+    ]),
   (s) => s.close(),
   (get) => {
     const s = (): TestServer => get();

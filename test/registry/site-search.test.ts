@@ -8,10 +8,12 @@ import restHost from '../../hosts/rest/index.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { newKey } from '../support/principals.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 forEachDatabase(
   'site search over every registry source',
-  (adapter, schema) => startServer(adapter, schema, [auth(), searchPostgres(), registryBrands(), registryProperties(), registryAgents(), restHost()]),
+  (adapter, schema) =>
+    startServer(adapter, schema, [auth(), searchPostgres(), rateLimit(), registryBrands(), registryProperties(), registryAgents(), restHost()]),
   (s) => s.close(),
   (get) => {
     const s = (): TestServer => get();

@@ -13,6 +13,7 @@ import signals from '../../plugins/signals/index.ts';
 import { serve, type RunningServer } from '../../hosts/serve.ts';
 import { DATABASE_URL, dropSchema, skipPostgresUnlessConfigured, uniqueSchema } from '../support/db.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 const TITLE = 'Postgres outages';
 skipPostgresUnlessConfigured(TITLE);
@@ -43,6 +44,7 @@ if (upstream) {
           // Short timeouts so the outage is noticed quickly; the values are configuration, not sleeps.
           storagePostgres({ url: via('127.0.0.1', proxy.port), schema, max: 4, connectTimeoutSeconds: 1, statementTimeoutMs: 300 }),
           auth({ testTokens: [{ token: TOKEN }] }),
+          rateLimit(),
           registryBrands(),
           tasks({ worker: false }),
           idempotency(),

@@ -6,6 +6,7 @@ import auth from '../../plugins/auth/index.ts';
 import registryBrands from '../../plugins/registry-brands/index.ts';
 import registryProperties from '../../plugins/registry-properties/index.ts';
 import restHost from '../../hosts/rest/index.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 /** What the resolution endpoint serves for a domain, reduced to what every registry has. */
 export interface Resolved {
@@ -28,7 +29,7 @@ export interface RegistryClient {
  * plugin, so saves need no proof), and a REST client for each.
  */
 export async function registryEntries(adapter: AdapterName): Promise<{ deployed: Deployed; brands: RegistryClient; properties: RegistryClient }> {
-  const deployed = await deploy(adapter, [auth(), registryBrands(), registryProperties(), restHost()], { serve: true });
+  const deployed = await deploy(adapter, [auth(), rateLimit(), registryBrands(), registryProperties(), restHost()], { serve: true });
   const { key } = await newKey(deployed.deployment);
   const post = (path: string, json: unknown) =>
     fetch(`${deployed.base}${path}`, {

@@ -57,7 +57,7 @@ export function behindReason(w: Watermark, stamp: IndexStamp | null): string | n
  * the claimed agents' current documents (absent = remove), writes them and the new stamp to the
  * index, then deletes the rows whose version did not move and advances the watermark, all in one
  * transaction; an adapter backed by the registry database (search-postgres) writes through that
- * transaction too, so its index and the outbox commit together. The first batch of a process
+ * transaction too, so its index and the outbox commit together. Before its first batch, a process
  * checks the index against the watermark and rebuilds it when it is behind.
  */
 export function createSearchSync(
@@ -80,25 +80,39 @@ export function createSearchSync(
     return generation;
   }
 
+  const claimDrain = (tx: Queryable, wait: boolean) =>
+    tx.query<Watermark>(sql`
+      SELECT generation, applied_version::text FROM registry_search_watermark WHERE id = 1 FOR UPDATE ${wait ? sql.empty : sql`SKIP LOCKED`}`);
+
+  /**
+   * Compare the index with the watermark (once per process) and rebuild it when it is behind, in
+   * a transaction of its own: a rebuild is committed before any batch, so an index that then
+   * refuses writes does not make every retry start over. False when another instance holds the drain.
+   */
+  async function verify(wait: boolean, force: boolean): Promise<boolean> {
+    const now = clock.now();
+    const done = await db.transaction(async (tx) => {
+      const [w] = await claimDrain(tx, wait);
+      if (!w) return false;
+      const reason = force ? 'requested' : behindReason(w, await search.stamp(tx));
+      if (reason) await rebuild(tx, now, reason);
+      return true;
+    });
+    if (done) verified = true;
+    return done;
+  }
+
   async function batch(wait: boolean, forceRebuild = false): Promise<BatchResult> {
+    if ((forceRebuild || !verified) && !(await verify(wait, forceRebuild))) return { applied: 0, more: false, busy: true };
     const now = clock.now();
     let claimed: Claimed[] = [];
-    let checked = false;
     try {
-      const result = await db.transaction(async (tx): Promise<BatchResult> => {
-        const [w] = await tx.query<Watermark>(sql`
-          SELECT generation, applied_version::text FROM registry_search_watermark WHERE id = 1 FOR UPDATE ${wait ? sql.empty : sql`SKIP LOCKED`}`);
+      return await db.transaction(async (tx): Promise<BatchResult> => {
+        const [w] = await claimDrain(tx, wait);
         if (!w) return { applied: 0, more: false, busy: true };
-        let generation = w.generation;
-        let applied = Number(w.applied_version);
-        if (forceRebuild || !verified) {
-          const reason = forceRebuild ? 'requested' : behindReason(w, await search.stamp(tx));
-          if (reason) {
-            generation = await rebuild(tx, now, reason);
-            applied = 0;
-          }
-          checked = true;
-        }
+        // Reset since this process verified the index (resetDiscovery): rebuild before applying.
+        const generation = w.generation ?? (await rebuild(tx, now, 'the watermark was reset'));
+        const applied = w.generation ? Number(w.applied_version) : 0;
         claimed = await tx.query<Claimed>(sql`
           SELECT agent_url, version::text FROM registry_search_outbox WHERE attempts = 0 OR next_attempt_at <= ${now}::timestamptz
           ORDER BY version LIMIT ${options.batch}::int`);
@@ -115,7 +129,7 @@ export function createSearchSync(
               docs.map(({ agent_id: _id, ...doc }) => doc),
               tx,
             );
-          await search.setStamp({ generation: generation!, version: top }, tx);
+          await search.setStamp({ generation, version: top }, tx);
         } catch (error) {
           throw new IndexWriteError(error);
         }
@@ -126,8 +140,6 @@ export function createSearchSync(
         await tx.query(sql`UPDATE registry_search_watermark SET applied_version = ${top}::bigint WHERE id = 1`);
         return { applied: claimed.length, more: claimed.length === options.batch };
       });
-      if (checked) verified = true;
-      return result;
     } catch (error) {
       if (!(error instanceof IndexWriteError)) throw error;
       // The transaction rolled back (with a database-backed index, the index write too); record
@@ -154,8 +166,10 @@ export function createSearchSync(
 
   return {
     async runJob() {
+      // After a batch, look again at once: rows committed while it ran are due too. When another
+      // instance holds the drain, the next poll comes back.
       const r = await batch(false);
-      return r.more ? 'again' : undefined;
+      return r.applied > 0 ? 'again' : undefined;
     },
     async drain() {
       let total = 0;

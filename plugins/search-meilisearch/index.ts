@@ -48,8 +48,8 @@ export function createMeilisearchSearch(options: MeilisearchOptions): SearchPort
   const ensureIndex = () => {
     ready ??= (async () => {
       await wait(client.createIndex(uid, { primaryKey: 'id' }), 'index_already_exists');
-      // Settings are replaced as a whole, so applying them again is a no-op.
-      await wait(index.updateSettings({ ...INDEX_SETTINGS, rankingRules: [...INDEX_SETTINGS.rankingRules] } as never));
+      // Settings are merged (PATCH): applying the same ones again changes nothing.
+      await wait(index.updateSettings(INDEX_SETTINGS));
     })().catch((error) => {
       ready = null;
       throw error;
@@ -97,12 +97,13 @@ export function createMeilisearchSearch(options: MeilisearchOptions): SearchPort
       const cursor = query.cursor ? decodeCursor(query.cursor, fingerprint) : null;
       const params = searchParams(query, cursor);
       // The cursor filter decides; the same comparison in code drops any row it let through that
-      // is not strictly after the cursor, and the next rows are fetched in their place.
+      // is not strictly after the cursor (string filters have had false positives), and the next
+      // rows are fetched in their place, in doubling chunks.
       const hits: Array<AgentSearchHit & { base: number }> = [];
-      for (let offset = 0, round = 0; hits.length < params.limit && round < 10; round++) {
-        const want = params.limit - hits.length;
+      for (let offset = 0; hits.length < params.limit; ) {
+        const want = Math.max(params.limit - hits.length, offset);
         const response = await index.search<MeiliAgentDocument>('', { ...params, offset, limit: want });
-        for (const h of response.hits) if (isAfter(h, cursor)) hits.push(fromMeiliHit(h, query));
+        for (const h of response.hits) if (hits.length < params.limit && isAfter(h, cursor)) hits.push(fromMeiliHit(h, query));
         if (response.hits.length < want) break;
         offset += response.hits.length;
       }

@@ -12,6 +12,7 @@ import {
   type AgentSearchQuery,
 } from '../../core/ports/search.ts';
 import type { SearchCursor } from '../../lib/search-cursor.ts';
+import type { Settings } from 'meilisearch';
 
 /** Stored shape: the port document plus the id, the precomputed base score and the URL sort key. */
 export interface MeiliAgentDocument extends Omit<AgentProfileDocument, 'owner_org_id'> {
@@ -60,7 +61,7 @@ export const INDEX_SETTINGS = {
   filterableAttributes: [...SEARCH_DIMENSIONS, 'has_tmp', 'property_count', 'visibility', 'owner_org_id', 'base_score', 'url_key'],
   sortableAttributes: ['base_score', 'url_key'],
   pagination: { maxTotalHits: 1_000_000 },
-} as const;
+} satisfies Settings;
 
 /** A double-quoted Meilisearch filter string literal. */
 export function quote(value: string): string {

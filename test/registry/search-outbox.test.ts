@@ -226,6 +226,29 @@ function suite(adapter: AdapterName) {
       await crash(a);
     });
 
+    test('two instances writing and draining at once leave the index equal to the database', async () => {
+      const a = await start();
+      const b = await start();
+      // Every file names shared.example: both instances keep changing its profile while draining.
+      await Promise.all(
+        Array.from({ length: 12 }, (_, i) => {
+          const d = i % 2 === 0 ? a : b;
+          return d.deployment.get(Discovery).projectAdagents(`pub${10 + (i % 4)}.example`, adagents(10 + (i % 4), [['display'], ['olv'], ['ctv']][i % 3]!), {
+            valid: true,
+            now: clock.now(),
+          });
+        }),
+      );
+      await a.deployment.scheduler.idle();
+      await b.deployment.scheduler.idle();
+      // A wake that found the other instance draining waits for the next poll; drain what is left.
+      await a.deployment.get(SearchSync).drain();
+      expect(await outboxRows(db)).toBe(0);
+      expect(await indexed(search)).toEqual(await expected(db));
+      await crash(a);
+      await crash(b);
+    });
+
     test('SearchSync.reindex (bun run admin reindex) rebuilds the index from the database', async () => {
       const a = await start();
       await search.upsert([{ ...(await expected(db))[0]!, agent_url: 'https://stale.example', visibility: 'public', owner_org_id: null } as never]);

@@ -13,10 +13,10 @@ export interface SearchSyncStatus {
 }
 
 /**
- * Keeps the agent search index in step with the registry database (provided by registry-agents
- * when a Search adapter is deployed). Profile changes are queued in the writer's transaction; a
- * scheduler job applies them. These methods are for CLIs and tests: they wait for the drain lock
- * instead of skipping when another instance holds it.
+ * Keeps the agent search index in step with the registry database (provided by registry-agents;
+ * without a Search adapter every method rejects, saying so). Profile changes are queued in the
+ * writer's transaction; a scheduler job applies them. These methods are for CLIs and tests: they
+ * wait for the drain lock instead of skipping when another instance holds it.
  */
 export interface SearchSyncPort {
   /** Apply every change that is due; resolves with the number of agents applied. Adapter errors back off, never throw. */

@@ -249,6 +249,26 @@ function suite(adapter: AdapterName) {
       await crash(b);
     });
 
+    test('enrolling a discovered agent as private, then removing it, moves its document out of and back into public search', async () => {
+      const a = await start({ serve: true });
+      const call = (method: string, path: string, body?: unknown) =>
+        fetch(`${a.base}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      const publicUrls = async () => (await search.search({ filters: {}, limit: 200, viewer: { member: false, orgId: null } })).results.map((r) => r.agent_url);
+      expect(await publicUrls()).toContain('https://shared.example/mcp');
+      const enrolled = await call('POST', '/api/registry/agents', { url: 'https://shared.example/mcp', name: 'Shared', type: 'sales', visibility: 'private' });
+      expect(enrolled.status).toBe(201);
+      await a.deployment.scheduler.idle();
+      expect(await publicUrls()).not.toContain('https://shared.example/mcp');
+      expect((await call('DELETE', `/api/registry/agents?url=${encodeURIComponent('https://shared.example/mcp')}`)).status).toBe(200);
+      await a.deployment.scheduler.idle();
+      expect(await publicUrls()).toContain('https://shared.example/mcp');
+      await crash(a);
+    });
+
     test('SearchSync.reindex (bun run admin reindex) rebuilds the index from the database', async () => {
       const a = await start();
       await search.upsert([{ ...(await expected(db))[0]!, agent_url: 'https://stale.example', visibility: 'public', owner_org_id: null } as never]);

@@ -103,6 +103,8 @@ export async function removeAgent(
     WHERE id = ${row.id}::uuid`);
   await tx.query(sql`DELETE FROM registry_agent_capabilities WHERE agent_id = ${row.id}::uuid`);
   const profiles = await refreshProfiles(tx, [row.id], now);
+  // The search document carries visibility and owner, which changed even when the inventory did not.
+  await enqueueSearch(tx, [url], now);
   return { agent_id: row.id, deleted: false, visibility: row.visibility, owner_org_id: row.owner_org_id, profiles };
 }
 

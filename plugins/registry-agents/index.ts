@@ -73,23 +73,21 @@ export default definePlugin({
     const o = kernel.options;
     // Profile changes are queued in the writer's transaction (store/search-outbox.ts); this job
     // applies them to the Search port and rebuilds the index when it is behind the database.
-    let searchChanged = () => {};
-    let sync: SearchSyncPort = noSearchSync;
-    if (search) {
-      const drainer = createSearchSync(
-        { db, search, clock, ids, logger: kernel.logger },
-        { batch: o.searchBatch, retryBaseMs: o.searchRetryMs, retryMaxMs: o.searchRetryMaxMs },
-      );
-      const job = kernel.scheduler.add({ name: 'search-outbox', intervalMs: o.searchDrainMs, backoffMaxMs: 60_000, run: () => drainer.runJob() });
-      searchChanged = () => job.wake();
-      sync = drainer;
-    }
-    kernel.provide(SearchSync, sync);
+    const drainer = search
+      ? createSearchSync(
+          { db, search, clock, ids, logger: kernel.logger },
+          { batch: o.searchBatch, retryBaseMs: o.searchRetryMs, retryMaxMs: o.searchRetryMaxMs },
+        )
+      : null;
+    const job = drainer
+      ? kernel.scheduler.add({ name: 'search-outbox', intervalMs: o.searchDrainMs, backoffMaxMs: 60_000, run: () => drainer.runJob() })
+      : null;
+    kernel.provide(SearchSync, drainer ?? noSearchSync);
     const context: DiscoveryContext = {
       db,
       clock,
       search,
-      searchChanged: () => searchChanged(),
+      searchChanged: () => job?.wake(),
       events,
       brands,
       hostedProperties,

@@ -15,8 +15,8 @@ export interface SearchCursor {
   /** Fingerprint of the query the cursor belongs to. */
   q: string;
   /**
-   * How many rows with score exactly `s` were returned so far. Adapters that cannot compare
-   * strings in filters (Meilisearch) skip that many rows of the tie group instead of `> u`.
+   * How many rows with score exactly `s` were returned so far. Both adapters page by `> u` now;
+   * the count stays in the format so cursors already handed out keep decoding.
    */
   n: number;
 }

@@ -12,12 +12,17 @@
  *   bun run admin set-password <login or user id>                               (password: ADMIN_PASSWORD or stdin)
  *   bun run admin link-identity <user id> --issuer <url> --subject <sub>         (external OpenID Connect sign-in)
  *   bun run admin rotate-oauth-key                                               (new signing key for the built-in authorization server)
+ *   bun run admin reindex                                                        (rebuild the agent search index from the database; SEARCH picks the adapter)
+ *   bun run admin search-status                                                  (search outbox backlog, watermark and index stamp)
  */
 import { parseArgs } from 'node:util';
 import { assemble } from '../core/deployment.ts';
 import { ConfigError, definePreset } from '../core/config.ts';
 import { Database } from '../core/ports/database.ts';
 import { storage } from '../config/storage.ts';
+import { search } from '../config/search.ts';
+import registryAgents from '../plugins/registry-agents/index.ts';
+import { SearchSync } from '../core/ports/search-sync.ts';
 import auth from '../plugins/auth/index.ts';
 import oauth, { findLogin, setPassword } from '../plugins/oauth/index.ts';
 import {
@@ -50,7 +55,11 @@ const [command, argument, arg2] = positionals;
 const arg = argument ?? '';
 const usage =
   'usage: bun run admin create-org <name> [--tier member] | create-key <org> [--name label] [--user name] | list-keys <org> | revoke-key <id> | set-tier <org> <tier>\n' +
-  '       | create-user <org> <login> [--name display] | set-password <login or id> | link-identity <user id> --issuer <url> --subject <sub> | rotate-oauth-key';
+  '       | create-user <org> <login> [--name display] | set-password <login or id> | link-identity <user id> --issuer <url> --subject <sub> | rotate-oauth-key\n' +
+  '       | reindex | search-status';
+const noArgument = ['rotate-oauth-key', 'reindex', 'search-status'];
+// The search index is reached through the registry plugin that owns its outbox (SearchSync), never written from here.
+const searchCommand = command === 'reindex' || command === 'search-status';
 
 /** A password from ADMIN_PASSWORD, else the first line of standard input (never from the command line). */
 async function readPassword(): Promise<string> {
@@ -60,12 +69,13 @@ async function readPassword(): Promise<string> {
   return text;
 }
 
-if (!command || (!argument && command !== 'rotate-oauth-key')) {
+if (!command || (!argument && !noArgument.includes(command))) {
   console.error(usage);
   process.exit(2);
 }
 
-const deployment = await assemble(definePreset({ name: 'admin', log: { level: 'warn' }, plugins: [storage, auth(), oauth()] }), {
+const plugins = searchCommand ? [storage, search, registryAgents()] : [storage, auth(), oauth()];
+const deployment = await assemble(definePreset({ name: 'admin', log: { level: 'warn' }, plugins }), {
   env: { ...process.env, LOG_LEVEL: 'error' },
 });
 try {
@@ -145,6 +155,16 @@ try {
     case 'rotate-oauth-key': {
       const kid = await createKeyStore(db, deployment.get(SecretBox), deployment.get(Clock)).rotate();
       console.log(JSON.stringify({ kid }));
+      break;
+    }
+    case 'reindex': {
+      const sync = deployment.get(SearchSync);
+      const applied = await sync.reindex();
+      console.log(JSON.stringify({ reindexed: applied, ...(await sync.status()) }));
+      break;
+    }
+    case 'search-status': {
+      console.log(JSON.stringify(await deployment.get(SearchSync).status(), null, 2));
       break;
     }
     default:

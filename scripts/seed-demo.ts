@@ -2,12 +2,13 @@
 /**
  * `bun run seed-demo --agents N [--seed S] [--reset]`: fill the configured registry database
  * (DATABASE_URL, else the PGlite data directory) with a synthetic registry so every discovery
- * endpoint has something to show. The search adapter follows SEARCH / MEILISEARCH_URL.
+ * endpoint has something to show. The search adapter follows SEARCH / MEILISEARCH_URL; the index is
+ * rebuilt through the registry's search outbox (SearchSync) once the rows are written.
  */
 import { parseArgs } from 'node:util';
 import { assemble } from '../core/deployment.ts';
 import { Database } from '../core/ports/database.ts';
-import { Search } from '../core/ports/search.ts';
+import { SearchSync } from '../core/ports/search-sync.ts';
 import preset from '../config/registry.ts';
 import { countAgents, resetDiscovery, seedDemo } from '../plugins/registry-agents/demo-seed.ts';
 
@@ -22,15 +23,16 @@ if (!Number.isInteger(agents) || agents < 1 || agents > 1_000_000) {
 const deployment = await assemble(preset, { env: { LOG_LEVEL: 'warn', ...process.env } });
 await deployment.start();
 const db = deployment.get(Database);
-const search = deployment.tryGet(Search);
 const existing = await countAgents(db);
 if (existing > 0 && !values.reset) {
   console.error(`the registry already holds ${existing} agents; pass --reset to replace them`);
   await deployment.stop();
   process.exit(1);
 }
-if (values.reset) await resetDiscovery(db, search);
+if (values.reset) await resetDiscovery(db);
 const started = performance.now();
-const summary = await seedDemo(db, search, { agents, seed: Number(values.seed), log: (m) => console.log(`  ${m}`) });
+const summary = await seedDemo(db, { agents, seed: Number(values.seed), log: (m) => console.log(`  ${m}`) });
+const indexed = await deployment.get(SearchSync).reindex();
+console.log(`  search index rebuilt (${indexed} agents)`);
 console.log(`seeded in ${((performance.now() - started) / 1000).toFixed(1)} s:`, summary);
 await deployment.stop();

@@ -108,8 +108,10 @@ export interface AgentState {
  * The discovery model (registry-agents owns its tables): the crawl pipeline writes what it fetched
  * and reads what it must schedule through this port only.
  * `project*` run in their own transaction; `inTransaction` runs in it (append feed events there):
- * when it throws, nothing is projected and the error is rethrown. Projecting the same document
- * again is an empty diff. Contract: test/contract/discovery.contract.ts.
+ * when it throws, nothing is projected and the error is rethrown. Profile changes are queued for
+ * the search index in that same transaction (SearchSync applies them), so a projection that
+ * committed never fails because of the index. Projecting the same document again is an empty diff.
+ * Contract: test/contract/discovery.contract.ts.
  */
 export interface DiscoveryPort {
   projectAdagents(

@@ -62,6 +62,17 @@ export interface AgentSearchPage {
 }
 
 /**
+ * What an index has applied, as the registry's search outbox recorded it: the `generation` of the
+ * last full rebuild and the highest outbox `version` applied since. The registry keeps the same
+ * pair in its database (the watermark); an index whose stamp is missing, of another generation or
+ * behind the watermark (a fresh Meilisearch, a restored snapshot) is rebuilt at start-up.
+ */
+export interface IndexStamp {
+  generation: string;
+  version: number;
+}
+
+/**
  * Agent inventory search. Adapters: search-postgres (default; also on PGlite) and
  * search-meilisearch. Contract (test/contract/search.contract.ts):
  * - `upsert` replaces the document of each `agent_url`; `remove` deletes; both are idempotent.
@@ -71,14 +82,20 @@ export interface AgentSearchPage {
  *   ascending; that order is total, and the cursor pages exactly that order, so every matching
  *   document appears exactly once across pages, ties included.
  * - A malformed cursor raises INVALID_REQUEST (field `cursor`), never a 500.
+ * - `stamp` returns what `setStamp` last stored, or null for a new index or after `clear`; the
+ *   stamp is never a search result.
+ * Only the registry's search outbox (plugins/registry-agents/search-sync.ts) writes the index of
+ * a running deployment; writers enqueue changes in their own transaction instead.
  */
 export interface SearchPort {
   readonly kind: string;
   upsert(documents: readonly AgentProfileDocument[], tx?: Queryable): Promise<void>;
   remove(agentUrls: readonly string[], tx?: Queryable): Promise<void>;
   search(query: AgentSearchQuery): Promise<AgentSearchPage>;
-  /** Drop every document (rebuilds, tests). */
-  clear(): Promise<void>;
+  /** Drop every document and the stamp (rebuilds, tests). */
+  clear(tx?: Queryable): Promise<void>;
+  stamp(tx?: Queryable): Promise<IndexStamp | null>;
+  setStamp(stamp: IndexStamp, tx?: Queryable): Promise<void>;
 }
 
 export const Search = token<SearchPort>('core.search');

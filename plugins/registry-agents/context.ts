@@ -14,6 +14,8 @@ export interface DiscoveryContext {
   db: DatabasePort;
   clock: ClockPort;
   search: SearchPort | undefined;
+  /** Wake the search outbox drain after a commit that queued index changes (never waits for it). */
+  searchChanged(): void;
   events: EventLogPort | undefined;
   /** Site-wide search sources of the brands and properties plugins, when deployed. */
   brands: DirectoryPort<BrandMatch> | undefined;

@@ -1,12 +1,14 @@
 /**
  * Synthetic registry generator (`bun run seed-demo`, and the agent-search benchmark): publishers
  * with properties and valid adagents.json documents, agents (some enrolled by demo organizations,
- * most discovered), authorizations, operators' brand.json declarations, inventory profiles and
- * the search index. Deterministic for a given seed; rows are written in bulk (jsonb_to_recordset).
+ * most discovered), authorizations, operators' brand.json declarations and inventory profiles,
+ * queued for the search index (the SearchSync port applies them). Deterministic for a given seed;
+ * rows are written in bulk (jsonb_to_recordset).
  */
 import { sql } from '../../core/sql.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
-import type { AgentProfileDocument, SearchPort, Visibility } from '../../core/ports/search.ts';
+import type { AgentProfileDocument, Visibility } from '../../core/ports/search.ts';
+import { enqueueAllProfiles } from './store/search-outbox.ts';
 import { defaultIds } from '../../core/ports/ids.ts';
 
 const CHANNELS_BY_TYPE: Record<string, string[]> = {
@@ -141,21 +143,26 @@ async function bulk(q: Queryable, rows: unknown[], statement: (batch: unknown[])
   for (let i = 0; i < rows.length; i += size) await q.query(statement(rows.slice(i, i + size)));
 }
 
-/** Delete every discovery row (and the search index) so a demo can be reseeded. */
 /** How many agents the registry holds. */
 export async function countAgents(db: Queryable): Promise<number> {
   const [row] = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM registry_agents`);
   return row?.n ?? 0;
 }
 
-export async function resetDiscovery(db: DatabasePort, search?: SearchPort): Promise<void> {
-  await db.query(sql`TRUNCATE registry_authorizations, registry_publisher_agents, registry_property_identifiers, registry_properties,
-    registry_publishers, registry_agent_profiles, registry_agent_capabilities, registry_agents, registry_operator_properties,
-    registry_operator_agents, registry_operators`);
-  await search?.clear();
+/**
+ * Delete every discovery row so a demo can be reseeded. The search index still holds the old
+ * agents: the watermark is reset, so the next drain (or SearchSync.reindex) rebuilds it.
+ */
+export async function resetDiscovery(db: DatabasePort): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.query(sql`TRUNCATE registry_authorizations, registry_publisher_agents, registry_property_identifiers, registry_properties,
+      registry_publishers, registry_agent_profiles, registry_agent_capabilities, registry_agents, registry_operator_properties,
+      registry_operator_agents, registry_operators, registry_search_outbox`);
+    await tx.query(sql`UPDATE registry_search_watermark SET generation = NULL, applied_version = 0 WHERE id = 1`);
+  });
 }
 
-export async function seedDemo(db: DatabasePort, search: SearchPort | undefined, options: DemoOptions): Promise<DemoSummary> {
+export async function seedDemo(db: DatabasePort, options: DemoOptions): Promise<DemoSummary> {
   const r = rng(options.seed ?? 42);
   const log = options.log ?? (() => {});
   const now = new Date();
@@ -482,13 +489,10 @@ export async function seedDemo(db: DatabasePort, search: SearchPort | undefined,
       FROM jsonb_to_recordset(${b}::jsonb) AS x(agent_id uuid, channels text[], property_types text[], markets text[], categories text[],
         tags text[], delivery_types text[], format_ids jsonb, property_count int, publisher_count int, has_tmp boolean, category_taxonomy text, updated_at timestamptz)`,
     );
-    log('profiles written');
+    await enqueueAllProfiles(tx, now);
+    log('profiles written and queued for the search index');
   });
 
-  if (search) {
-    for (let i = 0; i < profiles.length; i += 5000) await search.upsert(profiles.slice(i, i + 5000).map(({ agent_id: _id, ...doc }) => doc));
-    log(`search index (${search.kind}) filled`);
-  }
   return {
     agents: agents.length,
     enrolled: agents.filter((a) => a.enrolled !== null).length,

@@ -1,10 +1,8 @@
 import { sql } from '../../core/sql.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
-import type { SearchPort } from '../../core/ports/search.ts';
 import type { AgentCapabilities, AgentState, DiscoveryPort } from '../../core/ports/discovery.ts';
 import { upsertOperatorFromBrandJson, upsertPublisherFromAdagents } from './projection.ts';
 import { recordAgentCapabilities } from './store/agents.ts';
-import { syncSearch } from './store/profiles.ts';
 
 interface AgentRow {
   id: string;
@@ -17,8 +15,8 @@ interface AgentRow {
   metrics: AgentCapabilities['metrics'] | null;
 }
 
-/** The Discovery port over this plugin's tables; search profiles are synced after each commit. */
-export function createDiscovery(db: DatabasePort, search: SearchPort | undefined): DiscoveryPort {
+/** The Discovery port over this plugin's tables; profile changes reach the search index through its outbox. */
+export function createDiscovery(db: DatabasePort, searchChanged: () => void): DiscoveryPort {
   return {
     async projectAdagents(domain, doc, opts) {
       const diff = await db.transaction(async (tx) => {
@@ -26,7 +24,7 @@ export function createDiscovery(db: DatabasePort, search: SearchPort | undefined
         await opts.inTransaction?.(tx, d);
         return d;
       });
-      await syncSearch(search, diff.profiles);
+      searchChanged();
       return diff;
     },
     projectBrandJson(domain, doc, opts) {

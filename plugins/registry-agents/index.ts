@@ -7,6 +7,9 @@ import { Database } from '../../core/ports/database.ts';
 import { Search } from '../../core/ports/search.ts';
 import { EventLog } from '../../core/ports/events.ts';
 import { Clock } from '../../core/ports/clock.ts';
+import { Ids } from '../../core/ports/ids.ts';
+import { SearchSync, type SearchSyncPort } from '../../core/ports/search-sync.ts';
+import { createSearchSync } from './search-sync.ts';
 import { createSchemaValidator, DEFAULT_SCHEMA_DIR } from '../../lib/registry-documents/schema-validation.ts';
 import { Discovery } from '../../core/ports/discovery.ts';
 import { createDiscovery } from './discovery.ts';
@@ -34,6 +37,13 @@ const options = v.object({
   healthBatch: v.optional(v.pipe(ms(1), v.maxValue(500)), 20),
   /** Time limit of each request of a probe. */
   healthTimeoutMs: v.optional(v.pipe(ms(100), v.maxValue(60_000)), 10_000),
+  /** How often the search outbox is polled (writers of this instance also wake it at once). */
+  searchDrainMs: v.optional(ms(10), 1000),
+  /** Agents applied to the index per write. */
+  searchBatch: v.optional(v.pipe(ms(1), v.maxValue(10_000)), 500),
+  /** First retry delay after the index refused a write; doubles per attempt up to searchRetryMaxMs. */
+  searchRetryMs: v.optional(ms(10), 1000),
+  searchRetryMaxMs: v.optional(ms(10), 300_000),
 });
 
 /**
@@ -44,10 +54,11 @@ const options = v.object({
  */
 export default definePlugin({
   name: 'registry-agents',
-  provides: [Discovery],
+  provides: [Discovery, SearchSync],
   deps: {
     db: Database,
     clock: Clock,
+    ids: Ids,
     endpoints: Endpoints,
     search: optional(Search),
     events: optional(EventLog),
@@ -58,9 +69,32 @@ export default definePlugin({
   },
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, clock, endpoints, search, events, brands, hostedProperties, hosted, crawler }, kernel) {
-    const context: DiscoveryContext = { db, clock, search, events, brands, hostedProperties, hosted, schemas: createSchemaValidator(kernel.options.schemaDir) };
-    kernel.provide(Discovery, createDiscovery(db, search));
+  init({ db, clock, ids, endpoints, search, events, brands, hostedProperties, hosted, crawler }, kernel) {
+    const o = kernel.options;
+    // Profile changes are queued in the writer's transaction (store/search-outbox.ts); this job
+    // applies them to the Search port and rebuilds the index when it is behind the database.
+    const drainer = search
+      ? createSearchSync(
+          { db, search, clock, ids, logger: kernel.logger },
+          { batch: o.searchBatch, retryBaseMs: o.searchRetryMs, retryMaxMs: o.searchRetryMaxMs },
+        )
+      : null;
+    const job = drainer
+      ? kernel.scheduler.add({ name: 'search-outbox', intervalMs: o.searchDrainMs, backoffMaxMs: 60_000, run: () => drainer.runJob() })
+      : null;
+    kernel.provide(SearchSync, drainer ?? noSearchSync);
+    const context: DiscoveryContext = {
+      db,
+      clock,
+      search,
+      searchChanged: () => job?.wake(),
+      events,
+      brands,
+      hostedProperties,
+      hosted,
+      schemas: createSchemaValidator(o.schemaDir),
+    };
+    kernel.provide(Discovery, createDiscovery(db, context.searchChanged));
     endpoints.add(
       ...searchEndpoints(context),
       ...catalogEndpoints(context),
@@ -68,7 +102,6 @@ export default definePlugin({
       ...lookupEndpoints(context),
       ...toolEndpoints(context),
     );
-    const o = kernel.options;
     if (crawler && o.healthIntervalMs > 0) {
       // Probes of enrolled agents: health, compliance of their capabilities answer, the verification badge.
       const settings = {
@@ -87,3 +120,8 @@ export default definePlugin({
     }
   },
 });
+
+const noSearch = () => Promise.reject(new Error('no Search adapter is deployed (set SEARCH=postgres or SEARCH=meilisearch)'));
+
+/** Without a Search adapter, changes stay queued; the first deployment with one rebuilds the index anyway. */
+const noSearchSync: SearchSyncPort = { drain: noSearch, reindex: noSearch, status: noSearch };

@@ -12,13 +12,16 @@ import {
   type AgentSearchQuery,
 } from '../../core/ports/search.ts';
 import type { SearchCursor } from '../../lib/search-cursor.ts';
+import type { Settings } from 'meilisearch';
 
-/** Stored shape: the port document plus the id and the precomputed base score. */
+/** Stored shape: the port document plus the id, the precomputed base score and the URL sort key. */
 export interface MeiliAgentDocument extends Omit<AgentProfileDocument, 'owner_org_id'> {
   id: string;
   /** '' for none: Meilisearch cannot filter on null equality portably. */
   owner_org_id: string;
   base_score: number;
+  /** urlKey(agent_url): what the keyset sorts and compares on. */
+  url_key: string;
 }
 
 /** Meilisearch ids allow [A-Za-z0-9_-] only; a URL hash is stable and fits. */
@@ -26,18 +29,39 @@ export function documentId(agentUrl: string): string {
   return new Bun.CryptoHasher('sha256').update(agentUrl).digest('hex');
 }
 
+/**
+ * Sort key of an agent URL: lower-case hex of its UTF-8 bytes. Meilisearch sorts and compares the
+ * normalized (lower-cased, NFKD) form of a string facet; hex is unchanged by that normalization
+ * and orders exactly as the URL's bytes do, which is the Postgres adapter's order (COLLATE "C").
+ * Facet strings are cut at 468 bytes, so the order is exact for URLs up to 234 bytes.
+ */
+export function urlKey(agentUrl: string): string {
+  return Buffer.from(agentUrl, 'utf8').toString('hex');
+}
+
 export function toMeiliDocument(doc: AgentProfileDocument): MeiliAgentDocument {
-  return { ...doc, id: documentId(doc.agent_url), owner_org_id: doc.owner_org_id ?? '', base_score: baseScore(doc) };
+  return { ...doc, id: documentId(doc.agent_url), owner_org_id: doc.owner_org_id ?? '', base_score: baseScore(doc), url_key: urlKey(doc.agent_url) };
+}
+
+/** Id of the document holding the index stamp (IndexStamp); its visibility matches no viewer. */
+export const STAMP_ID = 'index-stamp';
+
+export interface MeiliStampDocument {
+  id: typeof STAMP_ID;
+  visibility: 'stamp';
+  generation: string;
+  version: number;
 }
 
 export const INDEX_SETTINGS = {
-  filterableAttributes: [...SEARCH_DIMENSIONS, 'has_tmp', 'property_count', 'visibility', 'owner_org_id', 'base_score'],
-  sortableAttributes: ['base_score', 'agent_url'],
-  // No text relevance: the order is exactly the sort (base_score desc, agent_url asc).
-  rankingRules: ['sort'],
-  // Deep pages of a tie group use offsets; allow them.
+  // Text relevance for queries with words (Meilisearch's default order); the port's searches are
+  // placeholder searches (filters only), where only `sort` decides: base_score desc, url_key asc.
+  rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness'],
+  searchableAttributes: ['agent_url', 'tags', 'categories', 'channels', 'property_types', 'markets', 'delivery_types'],
+  filterableAttributes: [...SEARCH_DIMENSIONS, 'has_tmp', 'property_count', 'visibility', 'owner_org_id', 'base_score', 'url_key'],
+  sortableAttributes: ['base_score', 'url_key'],
   pagination: { maxTotalHits: 1_000_000 },
-} as const;
+} satisfies Settings;
 
 /** A double-quoted Meilisearch filter string literal. */
 export function quote(value: string): string {
@@ -63,19 +87,24 @@ export function buildFilter(query: AgentSearchQuery, cursor: SearchCursor | null
   if (query.viewer.member) vis.push('visibility = "members_only"');
   if (query.viewer.orgId) vis.push(`owner_org_id = ${quote(query.viewer.orgId)}`);
   out.push(`(${vis.join(' OR ')})`);
-  // Strings cannot be range-compared in every Meilisearch version, so the keyset is: scores up to
-  // the cursor's, and the cursor's tie group (sorted by agent_url) is skipped by offset `n`.
-  if (cursor) out.push(`base_score <= ${num(cursor.s)}`);
+  // The keyset of the Postgres adapter: strictly after (s, u) in (base_score desc, url_key asc).
+  // String comparison in filters needs Meilisearch >= 1.15.
+  if (cursor) out.push(`(base_score < ${num(cursor.s)} OR (base_score = ${num(cursor.s)} AND url_key > ${quote(urlKey(cursor.u))}))`);
   return out;
 }
 
 export function searchParams(query: AgentSearchQuery, cursor: SearchCursor | null) {
   return {
     filter: buildFilter(query, cursor),
-    sort: ['base_score:desc', 'agent_url:asc'],
-    offset: cursor ? cursor.n : 0,
+    sort: ['base_score:desc', 'url_key:asc'],
     limit: query.limit + 1,
   };
+}
+
+/** Whether a hit comes strictly after the cursor in the port's order (guards the filter above). */
+export function isAfter(hit: Pick<MeiliAgentDocument, 'base_score' | 'url_key'>, cursor: SearchCursor | null): boolean {
+  if (!cursor) return true;
+  return hit.base_score < cursor.s || (hit.base_score === cursor.s && hit.url_key > urlKey(cursor.u));
 }
 
 export function fromMeiliHit(hit: MeiliAgentDocument, query: AgentSearchQuery): AgentSearchHit & { base: number } {

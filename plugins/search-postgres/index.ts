@@ -60,8 +60,19 @@ export function createPostgresSearch(db: DatabasePort): SearchPort {
       if (agentUrls.length === 0) return;
       await (tx ?? db).query(sql`DELETE FROM search_agent_profiles WHERE agent_url = ANY(${[...agentUrls]}::text[])`);
     },
-    async clear() {
-      await db.query(sql`DELETE FROM search_agent_profiles`);
+    async clear(tx) {
+      const q: Queryable = tx ?? db;
+      await q.query(sql`DELETE FROM search_agent_profiles`);
+      await q.query(sql`DELETE FROM search_index_stamp`);
+    },
+    async stamp(tx) {
+      const [row] = await (tx ?? db).query<{ generation: string; version: string }>(sql`SELECT generation, version::text FROM search_index_stamp`);
+      return row ? { generation: row.generation, version: Number(row.version) } : null;
+    },
+    async setStamp(stamp, tx) {
+      await (tx ?? db).query(sql`
+        INSERT INTO search_index_stamp (id, generation, version) VALUES (1, ${stamp.generation}::text, ${stamp.version}::bigint)
+        ON CONFLICT (id) DO UPDATE SET generation = EXCLUDED.generation, version = EXCLUDED.version`);
     },
     async search(query) {
       const fingerprint = queryFingerprint(query);

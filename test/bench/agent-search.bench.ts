@@ -14,6 +14,10 @@ import { sql } from '../../core/sql.ts';
 import { createPostgresDatabase } from '../../plugins/storage-postgres/index.ts';
 import { createPostgresSearch, searchConditions } from '../../plugins/search-postgres/index.ts';
 import { resetDiscovery, seedDemo } from '../../plugins/registry-agents/demo-seed.ts';
+import { createSearchSync } from '../../plugins/registry-agents/search-sync.ts';
+import { systemClock } from '../../core/ports/clock.ts';
+import { defaultIds } from '../../core/ports/ids.ts';
+import { createLogger } from '../../core/log.ts';
 import type { AgentSearchQuery } from '../../core/ports/search.ts';
 
 const URL_ = process.env.DATABASE_URL;
@@ -34,8 +38,13 @@ const [have] = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM 
 const search = createPostgresSearch(db);
 if (have!.n !== AGENTS) {
   const t = performance.now();
-  await resetDiscovery(db, search);
-  const summary = await seedDemo(db, search, { agents: AGENTS, seed: 7 });
+  await resetDiscovery(db);
+  const summary = await seedDemo(db, { agents: AGENTS, seed: 7 });
+  const sync = createSearchSync(
+    { db, search, clock: systemClock, ids: defaultIds, logger: createLogger('warn') },
+    { batch: 5000, retryBaseMs: 1000, retryMaxMs: 60_000 },
+  );
+  await sync.reindex();
   await db.query(sql`ANALYZE`);
   console.log(`seeded ${SCHEMA} in ${((performance.now() - t) / 1000).toFixed(1)} s`, summary);
 } else console.log(`reusing seeded schema ${SCHEMA}`);

@@ -135,6 +135,21 @@ function searchTests(get: () => SearchPort) {
     }
   });
 
+  test('stamp: none on a cleared index, read back as set, overwritten, never a search result, gone with clear', async () => {
+    await search().clear();
+    expect(await search().stamp()).toBeNull();
+    await search().upsert([doc('https://s.example/mcp', { channels: ['display'] })]);
+    await search().setStamp({ generation: '0190a0a0-0000-7000-8000-00000000aaaa', version: 7 });
+    await search().setStamp({ generation: '0190a0a0-0000-7000-8000-00000000bbbb', version: 9_007_199_254 });
+    expect(await search().stamp()).toEqual({ generation: '0190a0a0-0000-7000-8000-00000000bbbb', version: 9_007_199_254 });
+    for (const viewer of [anyone, member, { member: true, orgId: ORG }]) {
+      expect((await search().search(q({ viewer }))).results.map((r) => r.agent_url)).toEqual(['https://s.example/mcp']);
+    }
+    await search().clear();
+    expect(await search().stamp()).toBeNull();
+    expect((await search().search(q())).results).toEqual([]);
+  });
+
   test('paging: 1,000 documents with many equal scores, every page size 1..50 yields each exactly once, in order', async () => {
     await search().clear();
     // Only 8 distinct scores (property_count 0..3 x has_tmp), so ties are the norm.

@@ -91,6 +91,8 @@ forEachDatabase(
       return { status: res.status, body: (await res.json()) as any };
     };
     const enroll = (token: string, body: Record<string, unknown>) => json('/api/registry/agents', { method: 'POST', token, json: body });
+    // Writes queue index changes and wake the search-outbox job; wait for it before searching.
+    const indexed = () => s().deployment.scheduler.idle();
 
     test('enrollment: auth required, API tier required, creates then updates, emits agent.profile_updated', async () => {
       const body = {
@@ -176,6 +178,7 @@ forEachDatabase(
     });
 
     test('agent search: auth, filters, visibility, score and matched_filters', async () => {
+      await indexed();
       expect((await json('/api/registry/agents/search')).status).toBe(401);
       const all = await json('/api/registry/agents/search?channels=display,olv&markets=US', { token: B });
       expect(all.status).toBe(200);
@@ -390,6 +393,7 @@ forEachDatabase(
       // An agent still named by a publisher stays discovered: out of the catalog, still in search.
       expect((await del(A, 'https://sales.agency.example/mcp')).status).toBe(200);
       expect((await json('/api/registry/agents')).body.count).toBe(0);
+      await indexed();
       const found = await json('/api/registry/agents/search?channels=display', { token: B });
       expect(found.body.results.map((r: any) => [r.agent_url, r.has_tmp]).sort()).toEqual([
         ['https://direct.example', false],

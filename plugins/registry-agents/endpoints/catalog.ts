@@ -6,7 +6,6 @@ import type { Queryable } from '../../../core/ports/database.ts';
 import type { NewEvent } from '../../../core/ports/events.ts';
 import { tierAtLeast } from '../../../core/ports/auth.ts';
 import { AGENT_TYPES, enrollAgent, removeAgent } from '../store/agents.ts';
-import { syncSearch } from '../store/profiles.ts';
 import { agentUrlOrThrow, normalizeDomain } from '../urls.ts';
 import { visibleAgents, type DiscoveryContext } from '../context.ts';
 import { healthBlocks, healthStates } from '../health/state.ts';
@@ -269,7 +268,7 @@ export function catalogEndpoints(c: DiscoveryContext) {
         ]);
         return r;
       });
-      await syncSearch(c.search, result.profiles);
+      c.searchChanged();
       const [row] = await catalogRows(c.db, sql`a.id = ${result.agent_id}::uuid`, principal);
       return new Reply(result.created ? 201 : 200, { created: result.created, agent: catalogEntry(row!, true) });
     },
@@ -289,7 +288,7 @@ export function catalogEndpoints(c: DiscoveryContext) {
     async handler({ query, principal }) {
       const url = agentUrlOrThrow(query.url, 'url');
       const now = c.clock.now();
-      const result = await c.db.transaction(async (tx) => {
+      await c.db.transaction(async (tx) => {
         const r = await removeAgent(tx, { orgId: principal!.orgId, admin: tierAtLeast(principal!.tier, 'admin') }, url, now);
         if (!r) throw notFound(`agent ${url} is not enrolled`);
         await appendEvents(c, tx, [
@@ -303,9 +302,8 @@ export function catalogEndpoints(c: DiscoveryContext) {
             owner_org_id: r.owner_org_id,
           },
         ]);
-        return r;
       });
-      await syncSearch(c.search, result.profiles);
+      c.searchChanged();
       return { removed: true, agent_url: url };
     },
   });

@@ -5,6 +5,7 @@ import { defaultIds } from '../../../core/ports/ids.ts';
 import { ProtocolError, forbidden } from '../../../core/errors.ts';
 import type { AgentCapabilities } from '../../../core/ports/discovery.ts';
 import { profileDocuments, refreshProfiles, type DeclaredInventory, type ProfileChanges } from './profiles.ts';
+import { enqueueSearch } from './search-outbox.ts';
 
 export const AGENT_TYPES = ['brand', 'rights', 'measurement', 'governance', 'creative', 'sales', 'buying', 'signals'] as const;
 export type AgentType = (typeof AGENT_TYPES)[number];
@@ -62,7 +63,10 @@ export async function enrollAgent(tx: Queryable, owner: { orgId: string; orgName
   if (input.capabilities) await writeCapabilities(tx, id, input.capabilities, now);
   const profiles = await refreshProfiles(tx, [id], now);
   // Visibility lives on the search document too: a visibility-only change must still reach the index.
-  if (profiles.changed.length === 0) profiles.changed.push(...(await profileDocuments(tx, [id])));
+  if (profiles.changed.length === 0) {
+    profiles.changed.push(...(await profileDocuments(tx, [id])));
+    await enqueueSearch(tx, [input.url], now);
+  }
   return { agent_id: id, created, profiles };
 }
 
@@ -84,6 +88,7 @@ export async function removeAgent(
   if (refs!.n === 0) {
     const [p] = await tx.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM registry_agent_profiles WHERE agent_id = ${row.id}::uuid`);
     await tx.query(sql`DELETE FROM registry_agents WHERE id = ${row.id}::uuid`);
+    if (p!.n) await enqueueSearch(tx, [url], now);
     return {
       agent_id: row.id,
       deleted: true,
@@ -98,6 +103,8 @@ export async function removeAgent(
     WHERE id = ${row.id}::uuid`);
   await tx.query(sql`DELETE FROM registry_agent_capabilities WHERE agent_id = ${row.id}::uuid`);
   const profiles = await refreshProfiles(tx, [row.id], now);
+  // The search document carries visibility and owner, which changed even when the inventory did not.
+  await enqueueSearch(tx, [url], now);
   return { agent_id: row.id, deleted: false, visibility: row.visibility, owner_org_id: row.owner_org_id, profiles };
 }
 

@@ -1,6 +1,7 @@
-import { sql } from '../../../core/sql.ts';
-import type { Queryable, DatabasePort } from '../../../core/ports/database.ts';
-import type { AgentProfileDocument, SearchPort, Visibility } from '../../../core/ports/search.ts';
+import { sql, type SqlFragment } from '../../../core/sql.ts';
+import type { Queryable } from '../../../core/ports/database.ts';
+import type { AgentProfileDocument, Visibility } from '../../../core/ports/search.ts';
+import { enqueueSearch } from './search-outbox.ts';
 
 /** Inventory an enrolling organization declares; merged with what authorizations imply. */
 export interface DeclaredInventory {
@@ -34,8 +35,8 @@ interface AgentRow {
 
 /**
  * Recompute the inventory profiles of the given agents from their active authorizations plus
- * what their owners declared; write only those that changed. Returns the changes so callers can
- * emit `agent.profile_updated` and keep the search index in sync after commit.
+ * what their owners declared; write only those that changed, and queue them for the search index
+ * in the same transaction. Returns the changes so callers can emit `agent.profile_updated`.
  */
 export async function refreshProfiles(tx: Queryable, agentIds: readonly string[], now: Date): Promise<ProfileChanges> {
   const out: ProfileChanges = { changed: [], removed: [] };
@@ -105,6 +106,11 @@ export async function refreshProfiles(tx: Queryable, agentIds: readonly string[]
         has_tmp = EXCLUDED.has_tmp, category_taxonomy = EXCLUDED.category_taxonomy, updated_at = EXCLUDED.updated_at`);
     out.changed.push(toDocument(agent, next));
   }
+  await enqueueSearch(
+    tx,
+    [...out.changed, ...out.removed].map((c) => c.agent_url),
+    now,
+  );
   return out;
 }
 
@@ -142,37 +148,20 @@ function toDocument(agent: Pick<AgentRow, 'url' | 'visibility' | 'owner_org_id'>
 }
 
 /** Current search documents of the given agents (all agents when `agentIds` is omitted). */
-export async function profileDocuments(q: Queryable, agentIds?: readonly string[]): Promise<Array<AgentProfileDocument & { agent_id: string }>> {
+export function profileDocuments(q: Queryable, agentIds?: readonly string[]): Promise<Array<AgentProfileDocument & { agent_id: string }>> {
+  return documentsWhere(q, agentIds ? sql`WHERE p.agent_id = ANY(${[...agentIds]}::uuid[])` : sql.empty);
+}
+
+/** Current search documents of the given agent URLs; a URL without a profile has none. */
+export function profileDocumentsByUrl(q: Queryable, agentUrls: readonly string[]): Promise<Array<AgentProfileDocument & { agent_id: string }>> {
+  return documentsWhere(q, sql`WHERE a.url = ANY(${[...agentUrls]}::text[])`);
+}
+
+async function documentsWhere(q: Queryable, where: SqlFragment): Promise<Array<AgentProfileDocument & { agent_id: string }>> {
   const rows = await q.query<ProfileRow & { url: string; visibility: Visibility; owner_org_id: string | null }>(sql`
     SELECT p.agent_id::text, a.url, a.visibility, a.owner_org_id::text, p.channels, p.property_types, p.markets, p.categories,
            p.tags, p.delivery_types, p.format_ids, p.property_count, p.publisher_count, p.has_tmp, p.category_taxonomy, p.updated_at
     FROM registry_agent_profiles p JOIN registry_agents a ON a.id = p.agent_id
-    ${agentIds ? sql`WHERE p.agent_id = ANY(${[...agentIds]}::uuid[])` : sql.empty}`);
+    ${where}`);
   return rows.map((r) => toDocument({ id: r.agent_id, url: r.url, visibility: r.visibility, owner_org_id: r.owner_org_id }, r));
-}
-
-/** Apply profile changes to the search index (call after the transaction committed). */
-export async function syncSearch(search: SearchPort | undefined, changes: ProfileChanges): Promise<void> {
-  if (!search) return;
-  if (changes.changed.length) await search.upsert(changes.changed.map(({ agent_id: _id, ...doc }) => doc));
-  if (changes.removed.length) await search.remove(changes.removed.map((r) => r.agent_url));
-}
-
-/** Rebuild the whole search index from registry_agent_profiles, in batches. */
-export async function reindexSearch(db: DatabasePort, search: SearchPort, batch = 2000): Promise<number> {
-  await search.clear();
-  let after = '00000000-0000-0000-0000-000000000000';
-  let total = 0;
-  for (;;) {
-    const ids = await db.query<{ id: string }>(sql`
-      SELECT agent_id::text AS id FROM registry_agent_profiles WHERE agent_id > ${after}::uuid ORDER BY agent_id LIMIT ${batch}::int`);
-    if (ids.length === 0) return total;
-    const docs = await profileDocuments(
-      db,
-      ids.map((r) => r.id),
-    );
-    await search.upsert(docs.map(({ agent_id: _id, ...doc }) => doc));
-    total += docs.length;
-    after = ids[ids.length - 1]!.id;
-  }
 }

@@ -11,6 +11,8 @@ import { Database } from '../core/ports/database.ts';
 import { SearchSync } from '../core/ports/search-sync.ts';
 import preset from '../config/registry.ts';
 import { countAgents, resetDiscovery, seedDemo } from '../plugins/registry-agents/demo-seed.ts';
+import { Clock } from '../core/ports/clock.ts';
+import { Ids } from '../core/ports/ids.ts';
 
 const { values } = parseArgs({
   options: { agents: { type: 'string', default: '1000' }, seed: { type: 'string', default: '42' }, reset: { type: 'boolean', default: false } },
@@ -31,7 +33,13 @@ if (existing > 0 && !values.reset) {
 }
 if (values.reset) await resetDiscovery(db);
 const started = performance.now();
-const summary = await seedDemo(db, { agents, seed: Number(values.seed), log: (m) => console.log(`  ${m}`) });
+const summary = await seedDemo(db, {
+  agents,
+  seed: Number(values.seed),
+  log: (m) => console.log(`  ${m}`),
+  clock: deployment.get(Clock),
+  ids: deployment.get(Ids),
+});
 const indexed = await deployment.get(SearchSync).reindex();
 console.log(`  search index rebuilt (${indexed} agents)`);
 console.log(`seeded in ${((performance.now() - started) / 1000).toFixed(1)} s:`, summary);

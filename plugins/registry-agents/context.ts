@@ -8,11 +8,13 @@ import type { HostedPropertiesPort } from '../../core/ports/hosted-properties.ts
 import { tierAtLeast } from '../../core/ports/auth.ts';
 import { sql, type SqlFragment } from '../../core/sql.ts';
 import type { SchemaValidator } from '../../lib/registry-documents/schema-validation.ts';
+import type { IdsPort } from '../../core/ports/ids.ts';
 
 /** What the endpoints of this plugin share; optional collaborators are undefined when not deployed. */
 export interface DiscoveryContext {
   db: DatabasePort;
   clock: ClockPort;
+  ids: IdsPort;
   search: SearchPort | undefined;
   /** Wake the search outbox drain after a commit that queued index changes (never waits for it). */
   searchChanged(): void;

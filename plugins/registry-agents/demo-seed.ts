@@ -9,7 +9,8 @@ import { sql } from '../../core/sql.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { AgentProfileDocument, Visibility } from '../../core/ports/search.ts';
 import { enqueueAllProfiles } from './store/search-outbox.ts';
-import { defaultIds } from '../../core/ports/ids.ts';
+import type { IdsPort } from '../../core/ports/ids.ts';
+import type { ClockPort } from '../../core/ports/clock.ts';
 
 const CHANNELS_BY_TYPE: Record<string, string[]> = {
   website: ['display', 'olv', 'social', 'search', 'retail_media'],
@@ -127,6 +128,9 @@ export interface DemoOptions {
   /** Demo organizations owning enrolled agents (uuid); defaults to fixed ids. */
   orgIds?: string[];
   log?: (message: string) => void;
+  /** The deployment's clock and ids (the rows' timestamps and uuid7 keys). */
+  clock: ClockPort;
+  ids: IdsPort;
 }
 
 export interface DemoSummary {
@@ -165,7 +169,7 @@ export async function resetDiscovery(db: DatabasePort): Promise<void> {
 export async function seedDemo(db: DatabasePort, options: DemoOptions): Promise<DemoSummary> {
   const r = rng(options.seed ?? 42);
   const log = options.log ?? (() => {});
-  const now = new Date();
+  const now = options.clock.now();
   const orgs = options.orgIds ?? ['01900000-0000-7000-8000-00000000d001', '01900000-0000-7000-8000-00000000d002', '01900000-0000-7000-8000-00000000d003'];
   const orgNames = ['Demo Media Group', 'Demo Ad Tech', 'Demo Measurement Co'];
   const nAgents = options.agents;
@@ -182,7 +186,7 @@ export async function seedDemo(db: DatabasePort, options: DemoOptions): Promise<
     tags: string[];
     channels: string[];
   }
-  const publishers = Array.from({ length: nPublishers }, (_, i) => ({ id: defaultIds.uuid7(), domain: `${r.pick(WORDS)}${r.pick(NOUNS)}${i}.example` }));
+  const publishers = Array.from({ length: nPublishers }, (_, i) => ({ id: options.ids.uuid7(), domain: `${r.pick(WORDS)}${r.pick(NOUNS)}${i}.example` }));
   const props: Prop[] = [];
   const propsOf: Prop[][] = publishers.map(() => []);
   publishers.forEach((p, pi) => {
@@ -202,7 +206,7 @@ export async function seedDemo(db: DatabasePort, options: DemoOptions): Promise<
               ? `https://${p.domain}/feed${k}.xml`
               : `${base}-venue-${k}`;
       const prop: Prop = {
-        id: defaultIds.uuid7(),
+        id: options.ids.uuid7(),
         publisher: pi,
         key: `p${k}`,
         type,
@@ -238,7 +242,7 @@ export async function seedDemo(db: DatabasePort, options: DemoOptions): Promise<
     const host = `${r.pick(WORDS)}-${r.pick(['ads', 'sell', 'signals', 'creative', 'buy', 'measure'])}-${i}.example`;
     const url = `https://${host}${r.next() < 0.6 ? '/mcp' : '/a2a'}`;
     const agent: Agent = {
-      id: defaultIds.uuid7(),
+      id: options.ids.uuid7(),
       url,
       type,
       enrolled,

@@ -3,6 +3,7 @@ import type { DatabasePort } from '../../core/ports/database.ts';
 import type { AgentCapabilities, AgentState, DiscoveryPort } from '../../core/ports/discovery.ts';
 import { upsertOperatorFromBrandJson, upsertPublisherFromAdagents } from './projection.ts';
 import { recordAgentCapabilities } from './store/agents.ts';
+import type { IdsPort } from '../../core/ports/ids.ts';
 
 interface AgentRow {
   id: string;
@@ -16,11 +17,11 @@ interface AgentRow {
 }
 
 /** The Discovery port over this plugin's tables; profile changes reach the search index through its outbox. */
-export function createDiscovery(db: DatabasePort, searchChanged: () => void): DiscoveryPort {
+export function createDiscovery(db: DatabasePort, ids: IdsPort, searchChanged: () => void): DiscoveryPort {
   return {
     async projectAdagents(domain, doc, opts) {
       const diff = await db.transaction(async (tx) => {
-        const d = await upsertPublisherFromAdagents(tx, domain, doc, opts);
+        const d = await upsertPublisherFromAdagents(tx, domain, doc, opts, ids.uuid7);
         await opts.inTransaction?.(tx, d);
         return d;
       });

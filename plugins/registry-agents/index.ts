@@ -86,6 +86,7 @@ export default definePlugin({
     const context: DiscoveryContext = {
       db,
       clock,
+      ids,
       search,
       searchChanged: () => job?.wake(),
       events,
@@ -94,7 +95,7 @@ export default definePlugin({
       hosted,
       schemas: createSchemaValidator(o.schemaDir),
     };
-    kernel.provide(Discovery, createDiscovery(db, context.searchChanged));
+    kernel.provide(Discovery, createDiscovery(db, ids, context.searchChanged));
     endpoints.add(
       ...searchEndpoints(context),
       ...catalogEndpoints(context),
@@ -115,7 +116,8 @@ export default definePlugin({
         intervalMs: o.healthIntervalMs,
         runAtStart: false,
         backoffMaxMs: 10 * o.healthIntervalMs,
-        run: async () => ((await runHealthChecks({ db, clock, crawler, events, logger: kernel.logger }, settings)) >= settings.batch ? 'again' : undefined),
+        run: async () =>
+          (await runHealthChecks({ db, clock, ids, crawler, events, logger: kernel.logger }, settings)) >= settings.batch ? 'again' : undefined,
       });
     }
   },

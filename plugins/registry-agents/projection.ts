@@ -9,7 +9,6 @@ import type {
   OperatorProperty,
   PropertyChange,
 } from '../../core/ports/discovery.ts';
-import { defaultIds } from '../../core/ports/ids.ts';
 import { normalizeAgentUrl, normalizeDomain } from './urls.ts';
 import { ensureAgent } from './store/agents.ts';
 import { refreshProfiles, type ProfileChanges } from './store/profiles.ts';
@@ -125,7 +124,13 @@ function propertyChange(id: string, p: Pick<ParsedProperty, 'key' | 'property_ty
  * Project a publisher's adagents.json into the registry inside the caller's transaction and
  * return what changed. Idempotent: projecting the same document twice yields an empty diff.
  */
-export async function upsertPublisherFromAdagents(tx: Queryable, rawDomain: string, doc: unknown, opts: AdagentsOptions): Promise<ProjectedDiff> {
+export async function upsertPublisherFromAdagents(
+  tx: Queryable,
+  rawDomain: string,
+  doc: unknown,
+  opts: AdagentsOptions,
+  newId: () => string,
+): Promise<ProjectedDiff> {
   const domain = normalizeDomain(rawDomain);
   if (!domain) throw new Error(`upsertPublisherFromAdagents: invalid domain ${JSON.stringify(rawDomain)}`);
   const now = opts.now;
@@ -133,12 +138,12 @@ export async function upsertPublisherFromAdagents(tx: Queryable, rawDomain: stri
   const valid = opts.valid && Array.isArray(file.authorized_agents);
 
   // Publisher row, locked so two projections of one domain serialize.
-  const newId = defaultIds.uuid7();
+  const publisherRowId = newId();
   const created =
     (
       await tx.query(sql`
     INSERT INTO registry_publishers (id, domain, source, created_at, updated_at)
-    VALUES (${newId}::uuid, ${domain}::text, ${opts.source ?? 'adagents_json'}::text, ${now}::timestamptz, ${now}::timestamptz)
+    VALUES (${publisherRowId}::uuid, ${domain}::text, ${opts.source ?? 'adagents_json'}::text, ${now}::timestamptz, ${now}::timestamptz)
     ON CONFLICT (domain) DO NOTHING RETURNING id`)
     ).length > 0;
   const [pub] = await tx.query<{ id: string; adagents: unknown; adagents_valid: boolean }>(sql`
@@ -211,7 +216,7 @@ export async function upsertPublisherFromAdagents(tx: Queryable, rawDomain: stri
     const prior = byKey.get(p.key);
     const fields = { property_id: p.property_id, property_type: p.property_type, name: p.name, identifiers: p.identifiers, tags: p.tags, channels: p.channels };
     if (!prior) {
-      const id = defaultIds.uuid7();
+      const id = newId();
       await tx.query(sql`
         INSERT INTO registry_properties (id, publisher_id, property_key, property_id, property_type, name, identifiers, tags, channels, status, created_at, updated_at)
         VALUES (${id}::uuid, ${publisherId}::uuid, ${p.key}::text, ${p.property_id}::text, ${p.property_type}::text, ${p.name}::text,
@@ -264,7 +269,7 @@ export async function upsertPublisherFromAdagents(tx: Queryable, rawDomain: stri
     );
   }
 
-  await projectCollections(tx, publisherId, domain, file.collections, now, diff);
+  await projectCollections(tx, publisherId, domain, file.collections, now, diff, newId);
 
   // ---- Authorized agents and per-property grants.
   const props = [...parsed.values()];
@@ -274,7 +279,7 @@ export async function upsertPublisherFromAdagents(tx: Queryable, rawDomain: stri
     if (!entry || typeof entry !== 'object' || typeof entry.url !== 'string') continue;
     const url = normalizeAgentUrl(entry.url);
     if (!url) continue;
-    const agent = await ensureAgent(tx, url, now);
+    const agent = await ensureAgent(tx, url, now, newId);
     affectedAgents.add(agent.id);
     const delegation = typeof entry.delegation_type === 'string' ? entry.delegation_type : null;
     const authorizedFor = typeof entry.authorized_for === 'string' ? entry.authorized_for : null;
@@ -405,7 +410,15 @@ function parseCollections(list: unknown, fileDomain: string): ParsedCollection[]
  * listed), and merged: a collection whose distribution identifiers overlap an older active collection
  * (of this or another publisher) is the same show, so it becomes merged into that one.
  */
-async function projectCollections(tx: Queryable, publisherId: string, domain: string, list: unknown, now: Date, diff: ProjectedDiff): Promise<void> {
+async function projectCollections(
+  tx: Queryable,
+  publisherId: string,
+  domain: string,
+  list: unknown,
+  now: Date,
+  diff: ProjectedDiff,
+  newId: () => string,
+): Promise<void> {
   const parsed = parseCollections(list, domain);
   const existing = await tx.query<{ id: string; collection_id: string; name: string; kind: string | null; data: Json; status: string }>(sql`
     SELECT id::text, collection_id, name, kind, data, status FROM registry_collections WHERE publisher_id = ${publisherId}::uuid`);
@@ -424,7 +437,7 @@ async function projectCollections(tx: Queryable, publisherId: string, domain: st
     if (prior && prior.status === 'merged') continue; // already one with another record
     let rid = prior?.id;
     if (!prior) {
-      rid = defaultIds.uuid7();
+      rid = newId();
       await tx.query(sql`
         INSERT INTO registry_collections (id, publisher_id, collection_id, name, kind, data, status, created_at, updated_at)
         VALUES (${rid}::uuid, ${publisherId}::uuid, ${c.collection_id}::text, ${c.name}::text, ${c.kind}::text, ${c.data}::jsonb, 'active', ${now}::timestamptz, ${now}::timestamptz)`);

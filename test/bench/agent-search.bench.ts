@@ -39,7 +39,7 @@ const search = createPostgresSearch(db);
 if (have!.n !== AGENTS) {
   const t = performance.now();
   await resetDiscovery(db);
-  const summary = await seedDemo(db, { agents: AGENTS, seed: 7 });
+  const summary = await seedDemo(db, { agents: AGENTS, seed: 7, clock: systemClock, ids: defaultIds });
   const sync = createSearchSync(
     { db, search, clock: systemClock, ids: defaultIds, logger: createLogger('warn') },
     { batch: 5000, retryBaseMs: 1000, retryMaxMs: 60_000 },

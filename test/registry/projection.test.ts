@@ -6,6 +6,7 @@ import type { DatabasePort } from '../../core/ports/database.ts';
 import { forEachDatabase, openDatabase } from '../support/db.ts';
 import { upsertPublisherFromAdagents, upsertOperatorFromBrandJson } from '../../plugins/registry-agents/projection.ts';
 import { normalizeAgentUrl } from '../../plugins/registry-agents/urls.ts';
+import { defaultIds } from '../../core/ports/ids.ts';
 
 const migrations = loadMigrations(join(import.meta.dir, '../../plugins/registry-agents/migrations'));
 const now = new Date('2026-01-01T00:00:00Z');
@@ -60,7 +61,7 @@ forEachDatabase(
     });
 
     test('first projection creates properties, discovers agents, grants authorizations and builds profiles', async () => {
-      const diff = await db().transaction((tx) => upsertPublisherFromAdagents(tx, 'Example.com', doc(), { valid: true, now }));
+      const diff = await db().transaction((tx) => upsertPublisherFromAdagents(tx, 'Example.com', doc(), { valid: true, now }, defaultIds.uuid7));
       expect(diff.publisher.created).toBe(true);
       expect(diff.properties.created.map((p) => p.property_key).sort()).toEqual(['app', 'news']);
       expect(diff.agents_discovered.map((a) => a.agent_url).sort()).toEqual(['https://sales.example.com/mcp', 'https://signals.example.com']);
@@ -78,7 +79,7 @@ forEachDatabase(
     });
 
     test('projecting the same document again is a no-op diff', async () => {
-      const diff = await db().transaction((tx) => upsertPublisherFromAdagents(tx, 'example.com', doc(), { valid: true, now }));
+      const diff = await db().transaction((tx) => upsertPublisherFromAdagents(tx, 'example.com', doc(), { valid: true, now }, defaultIds.uuid7));
       expect(diff.publisher.changed).toBe(false);
       expect(diff.properties).toEqual({ created: [], updated: [], stale: [], reactivated: [] });
       expect(diff.agents_discovered).toEqual([]);
@@ -91,7 +92,7 @@ forEachDatabase(
       d.properties[0]!.name = 'News (renamed)';
       (d.authorized_agents[0] as any).delegation_type = 'direct';
       (d.authorized_agents[0] as any).property_tags = ['premium'];
-      const diff = await db().transaction((tx) => upsertPublisherFromAdagents(tx, 'example.com', d, { valid: true, now }));
+      const diff = await db().transaction((tx) => upsertPublisherFromAdagents(tx, 'example.com', d, { valid: true, now }, defaultIds.uuid7));
       expect(diff.properties.updated.map((p) => p.name)).toEqual(['News (renamed)']);
       expect(diff.authorizations.modified.map((a) => a.delegation_type)).toEqual(['direct']);
       expect(diff.authorizations.revoked).toHaveLength(1);
@@ -99,11 +100,13 @@ forEachDatabase(
     });
 
     test('an invalid file makes active properties stale; a valid one reactivates them', async () => {
-      const bad = await db().transaction((tx) => upsertPublisherFromAdagents(tx, 'example.com', { nonsense: true }, { valid: false, errors: ['x'], now }));
+      const bad = await db().transaction((tx) =>
+        upsertPublisherFromAdagents(tx, 'example.com', { nonsense: true }, { valid: false, errors: ['x'], now }, defaultIds.uuid7),
+      );
       expect(bad.properties.stale.map((p) => p.property_key).sort()).toEqual(['app', 'news']);
       // No valid file names them any more: their profiles leave the search index.
       expect(bad.profiles.removed.map((r) => r.agent_url).sort()).toEqual(['https://sales.example.com/mcp', 'https://signals.example.com']);
-      const good = await db().transaction((tx) => upsertPublisherFromAdagents(tx, 'example.com', doc(), { valid: true, now }));
+      const good = await db().transaction((tx) => upsertPublisherFromAdagents(tx, 'example.com', doc(), { valid: true, now }, defaultIds.uuid7));
       expect(good.properties.reactivated.map((p) => p.property_key).sort()).toEqual(['app', 'news']);
       const [row] = await db().query<{ n: number }>(sql`SELECT count(*)::int AS n FROM registry_properties WHERE status = 'active'`);
       expect(row!.n).toBe(2);
@@ -112,7 +115,7 @@ forEachDatabase(
     test('an agent removed from the file is revoked and unlinked', async () => {
       const d = doc();
       d.authorized_agents = [d.authorized_agents[0]!];
-      const diff = await db().transaction((tx) => upsertPublisherFromAdagents(tx, 'example.com', d, { valid: true, now }));
+      const diff = await db().transaction((tx) => upsertPublisherFromAdagents(tx, 'example.com', d, { valid: true, now }, defaultIds.uuid7));
       expect(diff.authorizations.revoked).toEqual([]);
       const removed = diff.profiles.removed.map((r) => r.agent_url);
       expect(removed).toEqual(['https://signals.example.com']);

@@ -249,7 +249,12 @@ export function catalogEndpoints(c: DiscoveryContext) {
       if (body.operator_domain && !operatorDomain) throw invalid('body.operator_domain: must be a valid domain name', 'operator_domain');
       const now = c.clock.now();
       const result = await c.db.transaction(async (tx) => {
-        const r = await enrollAgent(tx, { orgId: principal!.orgId, orgName: principal!.orgName }, { ...body, url, operator_domain: operatorDomain }, now);
+        const r = await enrollAgent(
+          tx,
+          { orgId: principal!.orgId, orgName: principal!.orgName },
+          { ...body, url, operator_domain: operatorDomain },
+          { now, newId: c.ids.uuid7 },
+        );
         // The feed shows the event to whoever the catalog shows the agent to.
         await appendEvents(c, tx, [
           {

@@ -7,8 +7,6 @@ import { domainOrThrow, normalizeAgentUrl } from '../urls.ts';
 import type { DiscoveryContext } from '../context.ts';
 import { adagentsCreateOut, adagentsValidateOut, manifestRefsOut, propertiesValidateOut, siteSearchOut } from '../responses.ts';
 
-const timestamp = () => new Date().toISOString();
-
 const createBody = v.object({
   authorized_agents: v.pipe(
     v.array(
@@ -60,11 +58,17 @@ export function toolEndpoints(c: DiscoveryContext) {
     ),
     errors: [400, 404],
     async handler({ body }) {
-      if (body.document !== undefined) return { success: true, data: verdict(body.document), timestamp: timestamp() };
+      if (body.document !== undefined) return { success: true, data: verdict(body.document), timestamp: c.clock.now().toISOString() };
       const domain = domainOrThrow(body.domain!);
       const row = await storedDoc(domain);
-      if (!row) return new Reply(404, { success: false, error: 'not_found', message: `no adagents.json is stored for ${domain}`, timestamp: timestamp() });
-      return { success: true, data: { domain, ...verdict(row.adagents) }, timestamp: timestamp() };
+      if (!row)
+        return new Reply(404, {
+          success: false,
+          error: 'not_found',
+          message: `no adagents.json is stored for ${domain}`,
+          timestamp: c.clock.now().toISOString(),
+        });
+      return { success: true, data: { domain, ...verdict(row.adagents) }, timestamp: c.clock.now().toISOString() };
     },
   });
 
@@ -90,7 +94,7 @@ export function toolEndpoints(c: DiscoveryContext) {
         ...(body.properties?.length ? { properties: body.properties } : {}),
         ...(body.catalog_etag ? { catalog_etag: body.catalog_etag } : {}),
         authorized_agents: agents,
-        last_updated: new Date().toISOString(),
+        last_updated: c.clock.now().toISOString(),
       };
       const errors = c.schemas.adagents(document);
       if (errors.length)
@@ -99,9 +103,13 @@ export function toolEndpoints(c: DiscoveryContext) {
           error: 'invalid_document',
           message: 'the generated document does not validate',
           errors,
-          timestamp: timestamp(),
+          timestamp: c.clock.now().toISOString(),
         });
-      return { success: true, data: { document, json: JSON.stringify(document, null, 2), warnings: adagentsWarnings(document) }, timestamp: timestamp() };
+      return {
+        success: true,
+        data: { document, json: JSON.stringify(document, null, 2), warnings: adagentsWarnings(document) },
+        timestamp: c.clock.now().toISOString(),
+      };
     },
   });
 

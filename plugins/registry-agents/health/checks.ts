@@ -4,7 +4,7 @@ import type { DatabasePort, Queryable } from '../../../core/ports/database.ts';
 import type { ClockPort } from '../../../core/ports/clock.ts';
 import type { EventLogPort, NewEvent } from '../../../core/ports/events.ts';
 import type { Logger } from '../../../core/log.ts';
-import { defaultIds } from '../../../core/ports/ids.ts';
+import type { IdsPort } from '../../../core/ports/ids.ts';
 import { connectAgent, describeFailure } from '../../../lib/agent-clients/session.ts';
 import { capabilitiesSchema, conformanceIssues, type ConformanceIssue } from './conformance.ts';
 
@@ -30,6 +30,7 @@ export interface HealthSettings {
 export interface HealthDeps {
   db: DatabasePort;
   clock: ClockPort;
+  ids: IdsPort;
   crawler: CrawlerPort;
   events: EventLogPort | undefined;
   logger: Logger;
@@ -46,9 +47,9 @@ interface Probe {
 }
 
 /** One probe: connect (MCP or A2A, through the SSRF-guarded crawler), call get_{ns}_capabilities, check the answer. */
-export async function probeAgent(crawler: CrawlerPort, url: string, protocol: 'mcp' | 'a2a' | null, s: HealthSettings): Promise<Probe> {
-  const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
+export async function probeAgent(crawler: CrawlerPort, clock: ClockPort, url: string, protocol: 'mcp' | 'a2a' | null, s: HealthSettings): Promise<Probe> {
+  const started = clock.now().getTime();
+  const elapsed = () => clock.now().getTime() - started;
   let session: Awaited<ReturnType<typeof connectAgent>>;
   try {
     session = await connectAgent(crawler, url, protocol ?? 'auto', { timeoutMs: s.timeoutMs, maxBytes: 1024 * 1024 });
@@ -87,7 +88,14 @@ interface State {
  * Apply a probe to an agent's state (in `tx`): history row, status, compliance, the badge, and the
  * feed events of every change (none for private agents: the feed would reveal them).
  */
-export async function recordProbe(tx: Queryable, events: EventLogPort | undefined, state: State, p: Probe, now: Date): Promise<NewEvent[]> {
+export async function recordProbe(
+  tx: Queryable,
+  events: EventLogPort | undefined,
+  state: State,
+  p: Probe,
+  now: Date,
+  newId: () => string,
+): Promise<NewEvent[]> {
   const status = !p.reachable ? 'unreachable' : !p.answered || (p.latencyMs ?? 0) > RULES.slowMs ? 'degraded' : 'healthy';
   // An agent that does not answer cannot be judged: its compliance stays what it was.
   const compliance = p.answered ? (p.conformant ? 'compliant' : 'non_compliant') : state.compliance;
@@ -98,7 +106,7 @@ export async function recordProbe(tx: Queryable, events: EventLogPort | undefine
 
   await tx.query(sql`
     INSERT INTO registry_agent_health_checks (id, agent_id, checked_at, protocol, reachable, capabilities_answered, schema_conformant, latency_ms, issues, error)
-    VALUES (${defaultIds.uuid7()}::uuid, ${state.agent_id}::uuid, ${now}::timestamptz, ${p.protocol}::text, ${p.reachable}::boolean, ${p.answered}::boolean,
+    VALUES (${newId()}::uuid, ${state.agent_id}::uuid, ${now}::timestamptz, ${p.protocol}::text, ${p.reachable}::boolean, ${p.answered}::boolean,
       ${p.conformant}::boolean, ${p.latencyMs}::int, ${p.issues}::jsonb, ${p.error}::text)`);
   await tx.query(sql`
     UPDATE registry_agent_health SET last_checked_at = ${now}::timestamptz, status = ${status}::text, latency_ms = ${p.latencyMs}::int,
@@ -153,13 +161,13 @@ export async function runHealthChecks(d: HealthDeps, s: HealthSettings): Promise
       RETURNING h.agent_id::text, a.url, a.protocol`);
   });
   for (const agent of due) {
-    const probe = await probeAgent(d.crawler, agent.url, agent.protocol, s);
+    const probe = await probeAgent(d.crawler, d.clock, agent.url, agent.protocol, s);
     await d.db.transaction(async (tx) => {
       const [state] = await tx.query<State>(sql`
         SELECT h.agent_id::text, a.url, a.visibility, h.status, h.compliance, h.verified, h.passes, h.failures
         FROM registry_agent_health h JOIN registry_agents a ON a.id = h.agent_id
         WHERE h.agent_id = ${agent.agent_id}::uuid AND a.owner_org_id IS NOT NULL FOR UPDATE OF h`);
-      if (state) await recordProbe(tx, d.events, state, probe, d.clock.now());
+      if (state) await recordProbe(tx, d.events, state, probe, d.clock.now(), d.ids.uuid7);
     });
     d.logger.debug({ agent: agent.url, reachable: probe.reachable, conformant: probe.conformant, ms: probe.latencyMs }, 'agent probed');
   }

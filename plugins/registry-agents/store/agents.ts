@@ -1,7 +1,6 @@
 import { sql } from '../../../core/sql.ts';
 import type { Queryable } from '../../../core/ports/database.ts';
 import type { Visibility } from '../../../core/ports/search.ts';
-import { defaultIds } from '../../../core/ports/ids.ts';
 import { ProtocolError, forbidden } from '../../../core/errors.ts';
 import type { AgentCapabilities } from '../../../core/ports/discovery.ts';
 import { profileDocuments, refreshProfiles, type DeclaredInventory, type ProfileChanges } from './profiles.ts';
@@ -25,8 +24,8 @@ export interface EnrollInput {
 }
 
 /** The row of an agent URL, created as "discovered" when new. */
-export async function ensureAgent(tx: Queryable, url: string, now: Date): Promise<{ id: string; created: boolean }> {
-  const id = defaultIds.uuid7();
+export async function ensureAgent(tx: Queryable, url: string, now: Date, newId: () => string): Promise<{ id: string; created: boolean }> {
+  const id = newId();
   const inserted = await tx.query<{ id: string }>(sql`
     INSERT INTO registry_agents (id, url, discovered_at, created_at, updated_at)
     VALUES (${id}::uuid, ${url}::text, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz)
@@ -46,8 +45,14 @@ export interface EnrollResult {
  * Enroll (or update) an agent in the catalog for an organization. An agent enrolled by another
  * organization cannot be taken over (409); a discovered-only agent can be claimed.
  */
-export async function enrollAgent(tx: Queryable, owner: { orgId: string; orgName: string }, input: EnrollInput, now: Date): Promise<EnrollResult> {
-  const { id } = await ensureAgent(tx, input.url, now);
+export async function enrollAgent(
+  tx: Queryable,
+  owner: { orgId: string; orgName: string },
+  input: EnrollInput,
+  stamp: { now: Date; newId: () => string },
+): Promise<EnrollResult> {
+  const { now } = stamp;
+  const { id } = await ensureAgent(tx, input.url, now, stamp.newId);
   const [row] = await tx.query<{ owner_org_id: string | null }>(sql`
     SELECT owner_org_id::text FROM registry_agents WHERE id = ${id}::uuid FOR UPDATE`);
   if (row!.owner_org_id && row!.owner_org_id !== owner.orgId) {

@@ -66,7 +66,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
     protocol: 'media_buy',
     mutating: true,
     input: createMediaBuyInput,
-    async handler({ input, principal, clock, ids, context, task }) {
+    async handler({ input, principal, clock, ids, context, task, idempotency }) {
       const owner = principal.orgId;
       if (input.packages.length > deps.options.maxPackages) {
         throw new ProtocolError('INVALID_REQUEST', `packages: this seller accepts at most ${deps.options.maxPackages} packages per media buy`, {
@@ -196,10 +196,14 @@ export function createMediaBuyTask(deps: SalesDeps) {
         throw error;
       }
       if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'completed', seller_reference: mediaBuyId, committed_budget: total });
-      return renderBuy(
-        buy,
-        planned.map((p) => p.row),
-      );
+      // The key is echoed so a buyer can file the answer under it (replays return the same body).
+      return {
+        ...renderBuy(
+          buy,
+          planned.map((p) => p.row),
+        ),
+        ...(idempotency.key ? { idempotency_key: idempotency.key } : {}),
+      };
     },
     async resume({ state, clock, reschedule }) {
       const id = state.media_buy_id as string;

@@ -1,0 +1,77 @@
+import { expect, test } from 'bun:test';
+import testController from '../../plugins/test-controller/index.ts';
+import { forEachDatabase } from '../support/db.ts';
+import { bothVersionsErrors } from '../support/schemas.ts';
+import { HOUR, OTHER_TOKEN, startSalesWorld, type SalesWorld } from './fixture.ts';
+
+let n = 0;
+const key = (p: string) => `${p}-storyboard-${String(++n).padStart(8, '0')}`;
+const natural = (brand: string) => ({ brand: { domain: brand }, operator: 'pinnacle-agency.example' });
+const STARTER = { brand: { domain: 'acmeoutdoor.example' }, operator: 'pinnacle-agency.example' };
+
+/**
+ * Gaps the official storyboards found after the first conformance pass (issue 21): idempotency,
+ * audience_sync, proposals, the test controller's forced create arm, pausing before the start.
+ */
+forEachDatabase<SalesWorld>(
+  'sales storyboard gaps',
+  (adapter, schema) =>
+    startSalesWorld(adapter, schema, {
+      env: { PROTOCOL_NAMESPACE: 'adcp' },
+      sales: { sandbox: true, sandboxAccounts: [STARTER] },
+      extra: [testController({ enabled: true })],
+    }),
+  (w) => w.close(),
+  (get) => {
+    const buy = (w: SalesWorld, account: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+      idempotency_key: key('buy'),
+      account,
+      start_time: 'asap',
+      end_time: new Date(w.clock.now().getTime() + 24 * HOUR).toISOString(),
+      packages: [{ product_id: 'ctv_sports_premium', pricing_option_id: 'ctv_sports_cpm_fixed', budget: 6000 }],
+      ...extra,
+    });
+
+    // Storyboard idempotency: the initial create's answer is filed under `idempotency_key`.
+    test('create_media_buy echoes its idempotency_key, and its replay is the same answer', async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      const args = buy(w, natural('idem.example'));
+      const created = await c.call('create_media_buy', args);
+      expect(created.body.idempotency_key).toBe(args.idempotency_key);
+      expect(bothVersionsErrors('media-buy/create-media-buy-response.json', created.body)).toEqual([]);
+      const replay = await c.call('create_media_buy', { ...args, context: { correlation_id: 'retry' } });
+      expect(replay.body).toMatchObject({ replayed: true, media_buy_id: created.body.media_buy_id, idempotency_key: args.idempotency_key });
+      await c.close();
+    });
+
+    // Storyboard audience_sync: list_accounts first ("the account must already exist"), then sync_audiences.
+    test('a sandbox caller with no account finds the starter account; one that declared its own sees only those', async () => {
+      const w = get();
+      const fresh = await w.client('rest', OTHER_TOKEN);
+      const listed = await fresh.call('list_accounts', {});
+      expect(listed.body.accounts).toHaveLength(1);
+      expect(listed.body.accounts[0]).toMatchObject({ ...STARTER, status: 'active', sandbox: true });
+      expect(bothVersionsErrors('account/list-accounts-response.json', listed.body)).toEqual([]);
+      // Listing again provisions nothing more.
+      expect((await fresh.call('list_accounts', {})).body.accounts).toHaveLength(1);
+      await fresh.close();
+
+      // This caller already has an account (the buy of the test above provisioned it).
+      const other = await w.client('rest');
+      const own = await other.call('list_accounts', {});
+      expect(own.body.accounts.map((a: { brand: { domain: string } }) => a.brand.domain)).toEqual(['idem.example']);
+      await other.close();
+    });
+
+    test('capabilities flag the audience and conversion features beside their blocks', async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      const caps = await c.call('get_adcp_capabilities', {});
+      expect(caps.body.media_buy.features).toMatchObject({ audience_targeting: true, conversion_tracking: true });
+      expect(caps.body.media_buy.audience_targeting).toBeDefined();
+      expect(bothVersionsErrors('protocol/get-adcp-capabilities-response.json', caps.body)).toEqual([]);
+      await c.close();
+    });
+  },
+);

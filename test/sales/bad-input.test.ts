@@ -218,7 +218,34 @@ const CASES: Case[] = [
     code: 'INVALID_REQUEST',
     field: 'reporting_webhook.authentication.credentials',
   },
-  { name: 'proposal buying', task: 'create_media_buy', args: (s) => s.base({ proposal_id: 'prop_1' }), code: 'UNSUPPORTED_FEATURE', field: 'proposal_id' },
+  { name: 'packages beside a proposal', task: 'create_media_buy', args: (s) => s.base({ proposal_id: 'prop_1' }), code: 'INVALID_REQUEST', field: 'packages' },
+  {
+    name: 'proposal without total_budget',
+    task: 'create_media_buy',
+    args: (s) => s.base({ proposal_id: 'prop_1', packages: undefined }),
+    code: 'INVALID_REQUEST',
+    field: 'total_budget',
+  },
+  {
+    name: 'unknown proposal',
+    task: 'create_media_buy',
+    args: (s) => s.base({ proposal_id: 'prop_1', packages: undefined, total_budget: { amount: 10000, currency: 'USD' } }),
+    code: 'REFERENCE_NOT_FOUND',
+    field: 'proposal_id',
+  },
+  {
+    name: 'finalize mixed with a refinement',
+    task: 'get_products',
+    args: () => ({
+      buying_mode: 'refine',
+      refine: [
+        { scope: 'proposal', proposal_id: 'prop_1', action: 'finalize' },
+        { scope: 'request', ask: 'more video' },
+      ],
+    }),
+    code: 'INVALID_REQUEST',
+    field: 'refine',
+  },
   {
     name: 'push URL that is not http(s)',
     task: 'create_media_buy',

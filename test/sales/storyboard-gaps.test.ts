@@ -64,6 +64,75 @@ forEachDatabase<SalesWorld>(
       await other.close();
     });
 
+    // Storyboards sales_proposal_mode and media_buy_seller/proposal_finalize.
+    test('proposals: a brief drafts one, refine revises it, finalize commits it, create_media_buy executes only a committed one', async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      const account = natural('proposals.example');
+      const brief = await c.call('get_products', {
+        buying_mode: 'brief',
+        brief: 'Premium video and display across sports. Q2 flight, adults 25-54',
+        account,
+      });
+      expect(bothVersionsErrors('media-buy/get-products-response.json', brief.body)).toEqual([]);
+      const [proposal] = brief.body.proposals;
+      expect(proposal).toMatchObject({ proposal_id: 'balanced_reach_q2', proposal_status: 'draft' });
+      const shares = proposal.allocations.map((a: { allocation_percentage: number }) => a.allocation_percentage);
+      expect(shares.reduce((s: number, x: number) => s + x, 0)).toBe(100);
+      const productIds = brief.body.products.map((p: { product_id: string }) => p.product_id);
+      for (const a of proposal.allocations) expect(productIds).toContain(a.product_id);
+
+      const buyIt = (extra: Record<string, unknown> = {}) =>
+        c.call('create_media_buy', {
+          idempotency_key: key('proposal-buy'),
+          account,
+          brand: { domain: 'proposals.example' },
+          proposal_id: 'balanced_reach_q2',
+          total_budget: { amount: 50000, currency: 'USD' },
+          start_time: 'asap',
+          end_time: new Date(w.clock.now().getTime() + 30 * 24 * HOUR).toISOString(),
+          ...extra,
+        });
+      // A draft has indicative pricing only.
+      expect((await buyIt()).body.code).toBe('PROPOSAL_NOT_COMMITTED');
+
+      const refined = await c.call('get_products', {
+        buying_mode: 'refine',
+        refine: [
+          { scope: 'proposal', proposal_id: 'balanced_reach_q2', ask: 'Shift 60% of budget to CTV.' },
+          { scope: 'proposal', proposal_id: 'nope' },
+        ],
+        account,
+      });
+      expect(bothVersionsErrors('media-buy/get-products-response.json', refined.body)).toEqual([]);
+      expect(refined.body.refinement_applied.map((r: { status: string }) => r.status)).toEqual(['applied', 'unable']);
+      const ctv = refined.body.proposals[0].allocations.find((a: { product_id: string }) => a.product_id === 'ctv_sports_premium');
+      expect(ctv.allocation_percentage).toBe(60);
+
+      const finalized = await c.call('get_products', {
+        buying_mode: 'refine',
+        refine: [{ scope: 'proposal', proposal_id: 'balanced_reach_q2', action: 'finalize' }],
+        account,
+      });
+      expect(bothVersionsErrors('media-buy/get-products-response.json', finalized.body)).toEqual([]);
+      expect(finalized.body.proposals[0]).toMatchObject({
+        proposal_status: 'committed',
+        expires_at: new Date(w.clock.now().getTime() + 24 * HOUR).toISOString(),
+      });
+
+      const bought = await buyIt();
+      expect(bought.ok).toBe(true);
+      expect(bought.body.proposal_id).toBe('balanced_reach_q2');
+      expect(bothVersionsErrors('media-buy/create-media-buy-response.json', bought.body)).toEqual([]);
+      const budgets = Object.fromEntries(bought.body.packages.map((p: { product_id: string; budget: number }) => [p.product_id, p.budget]));
+      expect(budgets.ctv_sports_premium).toBe(30000);
+      expect(Object.values(budgets).reduce((s: number, x) => s + (x as number), 0)).toBe(50000);
+      // The hold lapses.
+      await w.advance(25 * HOUR);
+      expect((await buyIt()).body.code).toBe('PROPOSAL_EXPIRED');
+      await c.close();
+    });
+
     test('capabilities flag the audience and conversion features beside their blocks', async () => {
       const w = get();
       const c = await w.client('mcp');

@@ -359,13 +359,6 @@ const CASES: Case[] = [
   { name: 'page size zero', task: 'list_accounts', args: () => ({ pagination: { max_results: 0 } }), code: 'INVALID_REQUEST', field: 'pagination.max_results' },
   // Illegal transitions.
   {
-    name: 'pause before the start',
-    task: 'update_media_buy',
-    args: (s) => ({ idempotency_key: key(), media_buy_id: s.pending, paused: true }),
-    code: 'INVALID_STATE',
-    field: 'paused',
-  },
-  {
     name: 'resume a buy that never started',
     task: 'update_media_buy',
     args: (s) => ({ idempotency_key: key(), media_buy_id: s.pending, paused: false }),

@@ -133,6 +133,28 @@ forEachDatabase<SalesWorld>(
       await c.close();
     });
 
+    test('a buy paused before its start stays paused past the start time; resumed, it waits for its creatives again', async () => {
+      const w = get();
+      const c = await w.client('rest');
+      const created = await c.call(
+        'create_media_buy',
+        buy(w, natural('hold.example'), { start_time: new Date(w.clock.now().getTime() + 2 * HOUR).toISOString() }),
+      );
+      expect(created.body.media_buy_status).toBe('pending_creatives');
+      expect(created.body.valid_actions).toContain('pause');
+      const id = created.body.media_buy_id;
+      const paused = await c.call('update_media_buy', { idempotency_key: key('pause'), media_buy_id: id, paused: true });
+      expect(paused.ok).toBe(true);
+      // Schemas first: bun's toMatchObject writes asymmetric matchers into the received object.
+      expect(bothVersionsErrors('media-buy/update-media-buy-response.json', paused.body)).toEqual([]);
+      expect(paused.body).toMatchObject({ media_buy_status: 'paused', revision: 2, valid_actions: expect.arrayContaining(['resume', 'cancel']) });
+      await w.advance(3 * HOUR);
+      expect((await c.call('get_media_buys', { media_buy_ids: [id] })).body.media_buys[0].status).toBe('paused');
+      const resumed = await c.call('update_media_buy', { idempotency_key: key('resume'), media_buy_id: id, paused: false });
+      expect(resumed.body).toMatchObject({ media_buy_status: 'pending_creatives', revision: 3 });
+      await c.close();
+    });
+
     test('capabilities flag the audience and conversion features beside their blocks', async () => {
       const w = get();
       const c = await w.client('mcp');

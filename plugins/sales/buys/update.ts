@@ -119,7 +119,12 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           next.status = 'paused';
           summary.push('paused');
         }
-        if (input.paused === false && b.status !== 'active') {
+        if (input.paused === false && b.status !== 'active' && !b.started_at) {
+          // Paused before it started: waiting again, for creatives or for the start (the lifecycle job starts it).
+          requireAction(b.status, 'resume', 'paused');
+          next.status = needsCreatives(packages) ? 'pending_creatives' : 'pending_start';
+          summary.push('resumed before start');
+        } else if (input.paused === false && b.status !== 'active') {
           requireAction(b.status, 'resume', 'paused');
           await deps.adServer.setState(
             tx,

@@ -24,6 +24,7 @@ import { syncCatalogsTask } from './catalogs/sync.ts';
 import { createRemoteGovernance } from './governance-client.ts';
 import { salesScenarios } from './test-controls.ts';
 import { salesSeeds } from './test-seeds.ts';
+import { forcedArmScenarios } from './forced-arms.ts';
 import { Tasks } from '../../core/task.ts';
 import type { SalesDeps } from './deps.ts';
 import { createFormatResolver } from './formats.ts';
@@ -220,7 +221,7 @@ export default definePlugin({
       },
     });
     adServer.subscribe(createEventHandler(deps));
-    controller?.register(...salesScenarios(deps, simulation), ...salesSeeds(deps));
+    controller?.register(...salesScenarios(deps, simulation), ...salesSeeds(deps), ...forcedArmScenarios(deps));
     kernel.scheduler.add({ name: 'lifecycle', intervalMs: o.jobIntervalMs, run: async () => ((await runDueBuy(deps)) ? 'again' : undefined) });
   },
 });

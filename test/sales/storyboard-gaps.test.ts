@@ -155,6 +155,40 @@ forEachDatabase<SalesWorld>(
       await c.close();
     });
 
+    // Storyboard media_buy_seller/create_media_buy_async.
+    test('force_create_media_buy_arm: the next create under that sandbox account answers submitted with the chosen task_id, pollable, then completes', async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      const account = { ...natural('forced.example'), sandbox: true };
+      const forced = await c.call('comply_test_controller', {
+        scenario: 'force_create_media_buy_arm',
+        params: { arm: 'submitted', task_id: 'task_async_signed_io_q2', message: 'Awaiting IO signature' },
+        account,
+      });
+      expect(forced.body).toMatchObject({ success: true, forced: { arm: 'submitted', task_id: 'task_async_signed_io_q2' } });
+      expect(bothVersionsErrors('compliance/comply-test-controller-response.json', forced.body)).toEqual([]);
+      const refused = await c.call('comply_test_controller', { scenario: 'force_create_media_buy_arm', params: { arm: 'input-required' }, account });
+      expect(refused.body).toMatchObject({ success: false, error: 'INVALID_PARAMS' });
+
+      const created = await c.call('create_media_buy', buy(w, account));
+      expect(created.body).toMatchObject({ status: 'submitted', task_id: 'task_async_signed_io_q2', message: 'Awaiting IO signature' });
+      expect(created.body.media_buy_id).toBeUndefined();
+      expect(bothVersionsErrors('media-buy/create-media-buy-response.json', created.body)).toEqual([]);
+      const polled = await c.call('get_task_status', { task_id: 'task_async_signed_io_q2' });
+      expect(polled.body).toMatchObject({ task_id: 'task_async_signed_io_q2', task_type: 'create_media_buy' });
+      // Another caller does not see it; the directive is consumed.
+      const other = await w.client('mcp', OTHER_TOKEN);
+      expect((await other.call('get_task_status', { task_id: 'task_async_signed_io_q2' })).body.code).toBe('REFERENCE_NOT_FOUND');
+      await other.close();
+      expect((await c.call('create_media_buy', buy(w, account))).body.media_buy_id).toBeDefined();
+      // The seller's review confirms the buy.
+      await w.advance(1000);
+      const done = await c.call('get_task_status', { task_id: 'task_async_signed_io_q2' });
+      expect(done.body.status).toBe('completed');
+      expect(done.body.result.media_buy_id).toMatch(/^mb_/);
+      await c.close();
+    });
+
     test('capabilities flag the audience and conversion features beside their blocks', async () => {
       const w = get();
       const c = await w.client('mcp');

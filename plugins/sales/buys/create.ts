@@ -15,6 +15,7 @@ import { renderBuy } from './render.ts';
 import { requireTransition } from './status.ts';
 import { consultGovernance, reportGovernanceOutcome } from './governance.ts';
 import { findProposal, proposalPackages } from '../proposals.ts';
+import { takeForcedArm } from '../forced-arms.ts';
 
 const DAY = 86_400_000;
 
@@ -190,11 +191,14 @@ export function createMediaBuyTask(deps: SalesDeps) {
         });
       };
 
-      if (deps.adServer.requiresReview(order)) {
+      // A sandbox directive (comply_test_controller force_create_media_buy_arm) sends this buy through the review.
+      const forced = account.sandbox ? await takeForcedArm(deps.db, owner, account.account_id) : undefined;
+      if (forced || deps.adServer.requiresReview(order)) {
         // The seller reviews first: the buy is recorded (unlisted) with the task, confirmed or rejected later.
         return task.defer({
           status: 'submitted',
-          message: 'The seller reviews this media buy before confirming it',
+          message: forced?.message ?? 'The seller reviews this media buy before confirming it',
+          ...(forced ? { handle: forced.task_id } : {}),
           state: { media_buy_id: mediaBuyId },
           within: async (tx) => {
             await deps.adServer.book(tx, order);

@@ -163,12 +163,15 @@ export function getProductsTask(deps: SalesDeps) {
             applied.push({ scope: 'request', status: 'applied', notes: 'Products re-ranked by the ask' });
             return;
           }
+          // One entry the seller cannot act on is answered in its refinement_applied slot; the rest still apply.
           if (!known.has(r.product_id)) {
-            throw new ProtocolError('PRODUCT_NOT_FOUND', `No product ${r.product_id.slice(0, 128)} in this catalog`, {
-              status: 404,
-              field: `refine[${i}].product_id`,
-              suggestion: 'Refine products returned by an earlier get_products',
+            applied.push({
+              scope: 'product',
+              product_id: r.product_id,
+              status: 'unable',
+              notes: 'No such product in this catalog: refine products an earlier get_products returned',
             });
+            return;
           }
           const action = r.action ?? 'include';
           if (action === 'omit') query.excludeIds = [...(query.excludeIds ?? []), r.product_id];

@@ -58,13 +58,6 @@ const CASES: Case[] = [
   { name: 'wholesale mode', task: 'get_products', args: () => ({ buying_mode: 'wholesale' }), code: 'UNSUPPORTED_FEATURE', field: 'buying_mode' },
   { name: 'refine mode without refine[]', task: 'get_products', args: () => ({ buying_mode: 'refine' }), code: 'INVALID_REQUEST', field: 'refine' },
   {
-    name: 'refine an unknown product',
-    task: 'get_products',
-    args: () => ({ buying_mode: 'refine', refine: [{ scope: 'product', product_id: 'nope', action: 'more_like_this' }] }),
-    code: 'PRODUCT_NOT_FOUND',
-    field: 'refine[0].product_id',
-  },
-  {
     name: 'bare-string format filter',
     task: 'get_products',
     args: () => ({ buying_mode: 'brief', filters: { format_ids: ['video_standard_30s'] } }),

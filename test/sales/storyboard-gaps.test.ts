@@ -189,6 +189,25 @@ forEachDatabase<SalesWorld>(
       await c.close();
     });
 
+    // Storyboard media_buy_seller/refine_products names a product of another seller's catalog.
+    test('refine: an unknown product is unable in its slot, the other entries still apply', async () => {
+      const w = get();
+      const c = await w.client('rest');
+      const refined = await c.call('get_products', {
+        buying_mode: 'refine',
+        refine: [
+          { scope: 'request', ask: 'Only guaranteed packages' },
+          { scope: 'product', product_id: 'sports_preroll_q2', ask: 'Increase budget allocation to $30K' },
+        ],
+      });
+      expect(refined.ok).toBe(true);
+      expect(bothVersionsErrors('media-buy/get-products-response.json', refined.body)).toEqual([]);
+      expect(refined.body.products.length).toBeGreaterThan(0);
+      expect(refined.body.refinement_applied.map((r: { status: string }) => r.status)).toEqual(['applied', 'unable']);
+      expect(refined.body.refinement_applied[1].product_id).toBe('sports_preroll_q2');
+      await c.close();
+    });
+
     test('capabilities flag the audience and conversion features beside their blocks', async () => {
       const w = get();
       const c = await w.client('mcp');

@@ -208,6 +208,49 @@ forEachDatabase<SalesWorld>(
       await c.close();
     });
 
+    // Storyboard media_buy_seller/inventory_list_targeting.
+    test('targeting_overlay list references are kept with the package (tokens dropped), shown back, and replaced by update', async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      const ref = (list_id: string) => ({ agent_url: 'https://governance.pinnacle-agency.example', list_id });
+      const created = await c.call(
+        'create_media_buy',
+        buy(w, natural('lists.example'), {
+          packages: [
+            {
+              product_id: 'ctv_sports_premium',
+              pricing_option_id: 'ctv_sports_cpm_fixed',
+              budget: 6000,
+              targeting_overlay: { property_list: { ...ref('allow_v1'), auth_token: 'list-token-0123456789' }, collection_list: ref('shows_v1') },
+            },
+          ],
+        }),
+      );
+      expect(bothVersionsErrors('media-buy/create-media-buy-response.json', created.body)).toEqual([]);
+      expect(created.body.packages[0].targeting_overlay).toEqual({ property_list: ref('allow_v1'), collection_list: ref('shows_v1') });
+      const id = created.body.media_buy_id;
+      const read = async () => {
+        const listed = await c.call('get_media_buys', { media_buy_ids: [id] });
+        expect(bothVersionsErrors('media-buy/get-media-buys-response.json', listed.body)).toEqual([]);
+        return listed.body.media_buys[0].packages[0].targeting_overlay;
+      };
+      expect(await read()).toEqual({ property_list: ref('allow_v1'), collection_list: ref('shows_v1') });
+      const updated = await c.call('update_media_buy', {
+        idempotency_key: key('lists'),
+        media_buy_id: id,
+        packages: [{ package_id: created.body.packages[0].package_id, targeting_overlay: { property_list: ref('no_match_v1') } }],
+      });
+      expect(updated.ok).toBe(true);
+      expect(await read()).toEqual({ property_list: ref('no_match_v1') });
+      const bad = await c.call('update_media_buy', {
+        idempotency_key: key('lists'),
+        media_buy_id: id,
+        packages: [{ package_id: created.body.packages[0].package_id, targeting_overlay: { property_list: { list_id: 'x' } } }],
+      });
+      expect(bad.body).toMatchObject({ code: 'INVALID_REQUEST', field: 'packages[0].targeting_overlay.property_list.agent_url' });
+      await c.close();
+    });
+
     test('capabilities flag the audience and conversion features beside their blocks', async () => {
       const w = get();
       const c = await w.client('mcp');

@@ -251,6 +251,33 @@ forEachDatabase<SalesWorld>(
       await c.close();
     });
 
+    test("seed_product writes only new ids or the caller's own fixtures, never the seller's catalog or another caller's", async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      const other = await w.client('mcp', OTHER_TOKEN);
+      const seed = (client: typeof c, product_id: string) =>
+        client.call('comply_test_controller', {
+          scenario: 'seed_product',
+          params: { product_id, fixture: { channels: ['display'] } },
+          account: { sandbox: true },
+        });
+      expect((await seed(c, 'ctv_sports_premium')).body).toMatchObject({ success: false, error: 'INVALID_PARAMS' });
+      expect((await seed(c, 'gap_fixture_q2')).body.success).toBe(true);
+      expect((await seed(c, 'gap_fixture_q2')).body.success).toBe(true);
+      expect((await seed(other, 'gap_fixture_q2')).body).toMatchObject({ success: false, error: 'INVALID_PARAMS' });
+      const priced = await other.call('comply_test_controller', {
+        scenario: 'seed_pricing_option',
+        params: { product_id: 'gap_fixture_q2', pricing_option_id: 'cheap', fixture: { fixed_price: 0.01 } },
+        account: { sandbox: true },
+      });
+      expect(priced.body).toMatchObject({ success: false, error: 'INVALID_PARAMS' });
+      // The seller's catalog is untouched.
+      const products = await c.call('get_products', { buying_mode: 'refine', refine: [{ scope: 'product', product_id: 'ctv_sports_premium' }] });
+      expect(products.body.products[0].channels).toEqual(['ctv']);
+      await other.close();
+      await c.close();
+    });
+
     test('capabilities flag the audience and conversion features beside their blocks', async () => {
       const w = get();
       const c = await w.client('mcp');

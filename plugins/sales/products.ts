@@ -194,8 +194,9 @@ export function getProductsTask(deps: SalesDeps) {
         end: f.end_date ? new Date(`${f.end_date}T00:00:00Z`) : undefined,
       };
       const budget = f.budget_range?.max ?? f.budget_range?.min;
-      // A brief's first page comes with a plan built from it; refinements answer the proposals they name.
-      if (!input.refine && !input.pagination?.cursor)
+      // A brief's first page for an account comes with a plan built from it (kept for refine and create_media_buy,
+      // so a brief without an account stays a pure read); refinements answer the proposals they name.
+      if (account && !input.refine && !input.pagination?.cursor)
         proposals = await proposalAnswers(deps, principal.orgId, accountKey, page.products, input.brief, flight.start);
       const missing = (proposals?.productIds ?? []).filter((id) => !page.products.some((p) => p.product_id === id));
       const extra = missing.length ? [...(await deps.inventory.get(missing)).values()] : [];

@@ -80,6 +80,8 @@ forEachDatabase<SalesWorld>(
       const shares = proposal.allocations.map((a: { allocation_percentage: number }) => a.allocation_percentage);
       expect(shares.reduce((s: number, x: number) => s + x, 0)).toBe(100);
       const productIds = brief.body.products.map((p: { product_id: string }) => p.product_id);
+      // Without an account a brief stays a pure read: no plan.
+      expect((await c.call('get_products', { buying_mode: 'brief', brief: 'Premium video. Q2 flight' })).body.proposals).toBeUndefined();
       for (const a of proposal.allocations) expect(productIds).toContain(a.product_id);
 
       const buyIt = (extra: Record<string, unknown> = {}) =>

@@ -34,8 +34,11 @@ export interface ProposalRow {
 
 /** Whole percentages that add up to exactly 100, in proportion to `weights`. */
 export function splitPercent(weights: readonly number[]): number[] {
-  const total = weights.reduce((s, w) => s + w, 0) || 1;
-  const raw = weights.map((w) => (w / total) * 100);
+  if (!weights.length) return [];
+  const sum = weights.reduce((s, w) => s + Math.max(0, w), 0);
+  // Nothing to go by (all zero): an even split.
+  const share = sum > 0 ? weights.map((w) => Math.max(0, w) / sum) : weights.map(() => 1 / weights.length);
+  const raw = share.map((x) => x * 100);
   const out = raw.map(Math.floor);
   let left = 100 - out.reduce((s, x) => s + x, 0);
   const byRemainder = raw.map((r, i) => [r - Math.floor(r), i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]);

@@ -120,7 +120,7 @@ export function getProductsTask(deps: SalesDeps) {
   return defineTask({
     name: 'get_products',
     description:
-      'Products for a natural-language brief, ranked by relevance (buying_mode brief), or refined from earlier results (buying_mode refine: include, omit, more_like_this, ask), with filters, pricing options, forecasts and cursor pagination.',
+      'Products for a natural-language brief, ranked by relevance (buying_mode brief), or refined from earlier results (buying_mode refine: include, omit, more_like_this, ask; proposals: revise, omit, finalize), with filters, pricing options, forecasts and cursor pagination. A brief for an account also gets a draft proposal (a media plan to finalize and buy by proposal_id).',
     protocol: 'media_buy',
     input: getProductsInput,
     async handler({ input, principal }) {

@@ -78,7 +78,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
   return defineTask({
     name: 'create_media_buy',
     description:
-      'Buy packages of products for an account and a flight (start_time asap or a timestamp, end_time). Answers the media buy (pending_creatives or pending_start, then active at the start time), or submitted when the seller reviews large orders first. push_notification_config receives lifecycle and impairment webhooks; reporting_webhook receives delivery reports.',
+      'Buy packages of products (or a finalized proposal: proposal_id + total_budget) for an account and a flight (start_time asap or a timestamp, end_time). Answers the media buy (pending_creatives or pending_start, then active at the start time), or submitted when the seller reviews large orders first. push_notification_config receives lifecycle and impairment webhooks; reporting_webhook receives delivery reports.',
     protocol: 'media_buy',
     mutating: true,
     input: createMediaBuyInput,

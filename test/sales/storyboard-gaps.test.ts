@@ -129,6 +129,15 @@ forEachDatabase<SalesWorld>(
       const budgets = Object.fromEntries(bought.body.packages.map((p: { product_id: string; budget: number }) => [p.product_id, p.budget]));
       expect(budgets.ctv_sports_premium).toBe(30000);
       expect(Object.values(budgets).reduce((s: number, x) => s + (x as number), 0)).toBe(50000);
+      // Another caller has no such proposal.
+      const stranger = await w.client('mcp', OTHER_TOKEN);
+      const theirs = await stranger.call('get_products', {
+        buying_mode: 'refine',
+        refine: [{ scope: 'proposal', proposal_id: 'balanced_reach_q2', action: 'finalize' }],
+        account,
+      });
+      expect(theirs.body.refinement_applied[0].status).toBe('unable');
+      await stranger.close();
       // The hold lapses.
       await w.advance(25 * HOUR);
       expect((await buyIt()).body.code).toBe('PROPOSAL_EXPIRED');

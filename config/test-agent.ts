@@ -77,7 +77,8 @@ export default definePreset({
     inventoryDb({ seed: [DEFAULT_SEED, CONFORMANCE_PRODUCTS] }),
     adServerSimulated(),
     governance(),
-    sales({ sandbox: true, minAudienceSize: 10 }),
+    // A caller that lists accounts before declaring one finds the test kits' account (storyboard audience_sync).
+    sales({ sandbox: true, minAudienceSize: 10, sandboxAccounts: [{ brand: { domain: 'acmeoutdoor.example' }, operator: 'pinnacle-agency.example' }] }),
     creative(),
     // The registry's brand data (sandbox brands seeded at start) behind the brand tenant and brand-aware builds.
     rateLimit(),

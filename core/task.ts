@@ -43,6 +43,8 @@ export interface Deferral {
   readonly kind: 'deferral';
   status: 'submitted' | 'working';
   message?: string;
+  /** The task_id to answer instead of a fresh one (a sandbox directive named it); unique per principal, the newest wins. */
+  handle?: string;
   partial?: Json;
   state: Json;
   runAt?: Date;

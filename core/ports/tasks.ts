@@ -48,11 +48,15 @@ export interface TaskRecord {
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
+  /** The caller-chosen id the task answers to (NewTask.handle), if any. */
+  handle?: string | null;
 }
 
 export interface NewTask {
   /** Chosen by the caller when it must know the id before the record commits; default a new UUID v7. */
   id?: string;
+  /** A caller-chosen public id (sandbox directives): answered as task_id, found by get_task_status for this principal. */
+  handle?: string;
   taskType: string;
   protocol: string;
   principalId: string;

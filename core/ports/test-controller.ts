@@ -22,7 +22,9 @@ export class ScenarioError extends Error {
 export type ScenarioResult =
   | { kind: 'transition'; previous_state: string; current_state: string; message?: string }
   | { kind: 'simulation'; simulated: Record<string, unknown>; cumulative?: Record<string, unknown>; message?: string }
-  | { kind: 'seed'; message?: string };
+  | { kind: 'seed'; message?: string }
+  /** A one-shot response-arm directive registered for the caller's next matching call. */
+  | { kind: 'directive'; forced: { arm: string; task_id?: string }; message?: string };
 
 export interface ScenarioContext<P> {
   params: P;

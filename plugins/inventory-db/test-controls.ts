@@ -13,8 +13,22 @@ const fixture = v.optional(v.record(v.string(), v.unknown(), 'must be an object'
 /** Option a seeded product carries until the storyboard seeds its own (a product needs one). */
 const PLACEHOLDER_OPTION = 'sandbox_placeholder';
 
-async function current(tx: Queryable, productId: string): Promise<CatalogProduct | undefined> {
-  const [row] = await tx.query<ProductRow>(sql`SELECT ${PRODUCT_COLUMNS} FROM inventory_products WHERE product_id = ${productId}::text FOR UPDATE`);
+/**
+ * The product a fixture seeds over: none, or one this caller seeded before. The seller's own catalog
+ * and another caller's fixtures are not a caller's to rewrite (INVALID_PARAMS).
+ */
+async function current(tx: Queryable, productId: string, owner: string): Promise<CatalogProduct | undefined> {
+  const [row] = await tx.query<ProductRow & { seeded_by: string | null }>(
+    sql`SELECT ${PRODUCT_COLUMNS}, seeded_by FROM inventory_products WHERE product_id = ${productId}::text FOR UPDATE`,
+  );
+  if (row && row.seeded_by !== owner) {
+    throw new ScenarioError(
+      'INVALID_PARAMS',
+      row.seeded_by === null
+        ? `Product ${productId} is in the seller's catalog: seed fixtures under ids of their own`
+        : `Product ${productId} is another caller's fixture`,
+    );
+  }
   // Stored products passed this same validation when written.
   return row ? (toProduct(row) as CatalogProduct) : undefined;
 }
@@ -59,15 +73,18 @@ function merged(productId: string, base: CatalogProduct | undefined, fx: Record<
 /**
  * Catalog fixtures of the official storyboards (`seed_product`, `seed_pricing_option`): upserts
  * into the sandbox deployment's catalog, announced like any catalog write so every instance's copy
- * reloads. Seeding is idempotent: the same fixture twice leaves one product.
+ * reloads. Seeding is idempotent: the same fixture twice leaves one product. A caller seeds only
+ * ids that are new or its own fixtures; the products are listed to every caller (the catalog
+ * engine has no per-account visibility).
  */
 export function inventoryScenarios(db: DatabasePort): TestScenario[] {
-  const write = (productId: string, change: (base: CatalogProduct | undefined) => CatalogProduct) =>
+  const write = (productId: string, owner: string, change: (base: CatalogProduct | undefined) => CatalogProduct) =>
     db.transaction(async (tx) => {
-      const base = await current(tx, productId);
+      const base = await current(tx, productId, owner);
       const product = change(base);
       // A new product goes last; an existing one keeps its place in catalog order.
       await upsertProduct(tx, product, base ? 0 : await nextPosition(tx));
+      await tx.query(sql`UPDATE inventory_products SET seeded_by = ${owner}::text WHERE product_id = ${productId}::text`);
       await announceCatalogChange(tx);
       return base;
     });
@@ -77,8 +94,8 @@ export function inventoryScenarios(db: DatabasePort): TestScenario[] {
       protocol: 'media_buy',
       description: 'Add or update a sandbox catalog product (params.product_id, params.fixture: product fields)',
       params: v.object({ product_id: id, fixture }),
-      async run({ params }) {
-        const base = await write(params.product_id, (b) => merged(params.product_id, b, params.fixture));
+      async run({ params, principal }) {
+        const base = await write(params.product_id, principal.orgId, (b) => merged(params.product_id, b, params.fixture));
         return { kind: 'seed', message: `Product ${params.product_id} ${base ? 'updated' : 'seeded'}` };
       },
     }),
@@ -87,8 +104,8 @@ export function inventoryScenarios(db: DatabasePort): TestScenario[] {
       protocol: 'media_buy',
       description: 'Add or replace a pricing option of a sandbox product (params.product_id, params.pricing_option_id, params.fixture)',
       params: v.object({ product_id: id, pricing_option_id: id, fixture }),
-      async run({ params }) {
-        await write(params.product_id, (base) => {
+      async run({ params, principal }) {
+        await write(params.product_id, principal.orgId, (base) => {
           const product = base ?? merged(params.product_id, undefined, {});
           const option = { currency: 'USD', pricing_model: 'cpm', ...params.fixture, pricing_option_id: params.pricing_option_id };
           const others = product.pricing_options.filter((o) => o.pricing_option_id !== params.pricing_option_id && o.pricing_option_id !== PLACEHOLDER_OPTION);

@@ -199,6 +199,20 @@ export function syncAccountsTask(deps: SalesDeps) {
   });
 }
 
+/**
+ * A sandbox caller that has no account yet is given the deployment's test accounts, so a buyer that
+ * discovers accounts before declaring one (list_accounts first) finds one to work under.
+ */
+async function provisionStarterAccounts(deps: SalesDeps, owner: string): Promise<void> {
+  if (!deps.options.sandbox || !deps.options.sandboxAccounts.length) return;
+  const [any] = await deps.db.query(sql`SELECT 1 FROM sales_accounts WHERE owner = ${owner}::text LIMIT 1`);
+  if (any) return;
+  for (const a of deps.options.sandboxAccounts) {
+    const row = newAccount(deps, owner, { brand_domain: a.brand.domain, operator: a.operator, billing: 'operator', sandbox: true });
+    await insertAccount(deps.db, row, deps.clock.now(), true);
+  }
+}
+
 export function listAccountsTask(deps: SalesDeps) {
   return defineTask({
     name: 'list_accounts',
@@ -213,6 +227,7 @@ export function listAccountsTask(deps: SalesDeps) {
     }),
     async handler({ input, principal }) {
       const owner = principal.orgId;
+      await provisionStarterAccounts(deps, owner);
       const limit = input.pagination?.max_results ?? 50;
       const print = fingerprint([input.status, input.sandbox, input.account]);
       const offset = decodeOffset(input.pagination?.cursor, print);

@@ -34,6 +34,8 @@ export interface SalesOptions {
   maxFeedBytes: number;
   /** http:// feed URLs (loopback tests with the crawler's allowlist); never in production. */
   allowHttpFeeds: boolean;
+  /** Sandbox only: accounts a caller with none finds in list_accounts (a test account that pre-exists). */
+  sandboxAccounts: { brand: { domain: string }; operator: string }[];
 }
 
 /** Everything the sales tasks, the lifecycle job and the event handlers share (built once in init). */

@@ -24,6 +24,7 @@ import { syncCatalogsTask } from './catalogs/sync.ts';
 import { createRemoteGovernance } from './governance-client.ts';
 import { salesScenarios } from './test-controls.ts';
 import { salesSeeds } from './test-seeds.ts';
+import { forcedArmScenarios } from './forced-arms.ts';
 import { Tasks } from '../../core/task.ts';
 import type { SalesDeps } from './deps.ts';
 import { createFormatResolver } from './formats.ts';
@@ -84,6 +85,14 @@ const options = v.object({
   maxCatalogItems: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000)), 50_000),
   maxFeedBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1024), v.maxValue(100 * 1024 * 1024)), 10 * 1024 * 1024),
   allowHttpFeeds: v.optional(v.boolean(), false),
+  /**
+   * Sandbox only: the test accounts every caller starts with. A caller that lists its accounts
+   * before declaring any finds these (AdCP: a sandbox buyer discovers a pre-existing test account).
+   */
+  sandboxAccounts: v.optional(
+    v.array(v.object({ brand: v.object({ domain: v.pipe(v.string(), v.minLength(1)) }), operator: v.pipe(v.string(), v.minLength(1)) })),
+    [],
+  ),
 });
 
 export type SalesPluginOptions = v.InferInput<typeof options>;
@@ -161,6 +170,7 @@ export default definePlugin({
         maxCatalogItems: o.maxCatalogItems,
         maxFeedBytes: o.maxFeedBytes,
         allowHttpFeeds: o.allowHttpFeeds,
+        sandboxAccounts: o.sandbox ? o.sandboxAccounts : [],
       },
       logger: kernel.logger,
     };
@@ -191,7 +201,14 @@ export default definePlugin({
           buying_modes: ['brief', 'refine'],
           reporting_delivery_methods: ['webhook'],
           propagation_surfaces: ['snapshot', 'webhook'],
-          features: { inline_creative_management: true, property_list_filtering: false, catalog_management: true },
+          // Each rich block below also sets its feature flag: buyers gate on `features.<name>` (open map in both versions).
+          features: {
+            inline_creative_management: true,
+            property_list_filtering: false,
+            catalog_management: true,
+            audience_targeting: true,
+            conversion_tracking: true,
+          },
           reporting_capabilities: reportingCapabilities(deps),
           audience_targeting: {
             supported_identifier_types: ['hashed_email', 'hashed_phone'],
@@ -204,7 +221,7 @@ export default definePlugin({
       },
     });
     adServer.subscribe(createEventHandler(deps));
-    controller?.register(...salesScenarios(deps, simulation), ...salesSeeds(deps));
+    controller?.register(...salesScenarios(deps, simulation), ...salesSeeds(deps), ...forcedArmScenarios(deps));
     kernel.scheduler.add({ name: 'lifecycle', intervalMs: o.jobIntervalMs, run: async () => ((await runDueBuy(deps)) ? 'again' : undefined) });
   },
 });

@@ -7,6 +7,7 @@ import { resolveAccount } from './accounts.ts';
 import { structuredFormatIds } from './formats-input.ts';
 import type { SalesDeps } from './deps.ts';
 import { CHANNELS } from '../../lib/adcp/channels.ts';
+import { proposalAnswers, refineProposals, type ProposalAnswer } from './proposal-refine.ts';
 
 const DELIVERY_TYPES = ['guaranteed', 'non_guaranteed'] as const;
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`));
@@ -21,7 +22,12 @@ const refineEntry = v.variant(
       action: v.optional(v.picklist(['include', 'omit', 'more_like_this'], 'must be include, omit or more_like_this')),
       ask: v.optional(text(2000)),
     }),
-    v.object({ scope: v.literal('proposal'), proposal_id: v.pipe(text(128), v.minLength(1)), action: v.optional(v.string()), ask: v.optional(text(2000)) }),
+    v.object({
+      scope: v.literal('proposal'),
+      proposal_id: v.pipe(text(128), v.minLength(1)),
+      action: v.optional(v.picklist(['include', 'omit', 'finalize'], 'must be include, omit or finalize')),
+      ask: v.optional(text(2000)),
+    }),
   ],
   'must be {scope: "request", ask}, {scope: "product", product_id, action} or {scope: "proposal", proposal_id}',
 );
@@ -55,6 +61,15 @@ export const getProductsInput = v.pipe(
   }),
   v.forward(
     v.check((i) => (i.buying_mode === 'refine') === (i.refine !== undefined), 'is required with buying_mode "refine" and only allowed with it'),
+    ['refine'],
+  ),
+  // 3.1: finalize is a commit, not a refinement; it is never mixed with other entries.
+  v.forward(
+    v.check(
+      (i) =>
+        !i.refine?.some((r) => r.scope === 'proposal' && r.action === 'finalize') || i.refine.every((r) => r.scope === 'proposal' && r.action === 'finalize'),
+      'mixes finalize with other entries: finalize in a call of its own, after the refinements',
+    ),
     ['refine'],
   ),
   v.forward(
@@ -105,7 +120,7 @@ export function getProductsTask(deps: SalesDeps) {
   return defineTask({
     name: 'get_products',
     description:
-      'Products for a natural-language brief, ranked by relevance (buying_mode brief), or refined from earlier results (buying_mode refine: include, omit, more_like_this, ask), with filters, pricing options, forecasts and cursor pagination.',
+      'Products for a natural-language brief, ranked by relevance (buying_mode brief), or refined from earlier results (buying_mode refine: include, omit, more_like_this, ask; proposals: revise, omit, finalize), with filters, pricing options, forecasts and cursor pagination. A brief for an account also gets a draft proposal (a media plan to finalize and buy by proposal_id).',
     protocol: 'media_buy',
     input: getProductsInput,
     async handler({ input, principal }) {
@@ -113,7 +128,8 @@ export function getProductsTask(deps: SalesDeps) {
       if (mode === 'wholesale')
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'This seller has no wholesale feed; use buying_mode brief', { field: 'buying_mode' });
       // Products need no account (capabilities: required_for_products false); a named one must exist.
-      if (input.account) await resolveAccount(deps, deps.db, principal.orgId, input.account);
+      const account = input.account ? await resolveAccount(deps, deps.db, principal.orgId, input.account) : undefined;
+      const accountKey = account?.account_id ?? '';
       const f = input.filters ?? {};
       const formatIds: FormatRef[] | undefined = f.format_ids ? structuredFormatIds(f.format_ids, 'filters.format_ids') : undefined;
       const deliveryTypes: DeliveryType[] | undefined = f.delivery_type ? [f.delivery_type] : input.preferred_delivery_types;
@@ -129,13 +145,17 @@ export function getProductsTask(deps: SalesDeps) {
         cursor: input.pagination?.cursor,
       };
       const applied: Json[] = [];
+      let proposals: ProposalAnswer | undefined;
       if (input.refine) {
+        proposals = await refineProposals(deps, principal.orgId, accountKey, input.refine);
+        // Only proposals named: the answer's products are theirs.
+        if (input.refine.every((r) => r.scope === 'proposal') && proposals.productIds.length) query.onlyIds = proposals.productIds;
         const named = input.refine.flatMap((r) => (r.scope === 'product' ? [r.product_id] : []));
         const known = await deps.inventory.get(named);
         const asks: string[] = [];
         input.refine.forEach((r, i) => {
           if (r.scope === 'proposal') {
-            applied.push({ scope: 'proposal', proposal_id: r.proposal_id, status: 'unable', notes: 'This seller does not make proposals' });
+            applied.push(proposals!.applied[i]!);
             return;
           }
           if (r.scope === 'request') {
@@ -143,12 +163,15 @@ export function getProductsTask(deps: SalesDeps) {
             applied.push({ scope: 'request', status: 'applied', notes: 'Products re-ranked by the ask' });
             return;
           }
+          // One entry the seller cannot act on is answered in its refinement_applied slot; the rest still apply.
           if (!known.has(r.product_id)) {
-            throw new ProtocolError('PRODUCT_NOT_FOUND', `No product ${r.product_id.slice(0, 128)} in this catalog`, {
-              status: 404,
-              field: `refine[${i}].product_id`,
-              suggestion: 'Refine products returned by an earlier get_products',
+            applied.push({
+              scope: 'product',
+              product_id: r.product_id,
+              status: 'unable',
+              notes: 'No such product in this catalog: refine products an earlier get_products returned',
             });
+            return;
           }
           const action = r.action ?? 'include';
           if (action === 'omit') query.excludeIds = [...(query.excludeIds ?? []), r.product_id];
@@ -171,11 +194,18 @@ export function getProductsTask(deps: SalesDeps) {
         end: f.end_date ? new Date(`${f.end_date}T00:00:00Z`) : undefined,
       };
       const budget = f.budget_range?.max ?? f.budget_range?.min;
+      // A brief's first page for an account comes with a plan built from it (kept for refine and create_media_buy,
+      // so a brief without an account stays a pure read); refinements answer the proposals they name.
+      if (account && !input.refine && !input.pagination?.cursor)
+        proposals = await proposalAnswers(deps, principal.orgId, accountKey, page.products, input.brief, flight.start);
+      const missing = (proposals?.productIds ?? []).filter((id) => !page.products.some((p) => p.product_id === id));
+      const extra = missing.length ? [...(await deps.inventory.get(missing)).values()] : [];
       const body: Json = {
-        products: page.products.map((p) => renderProduct(deps, p, { budget, ...flight })),
+        products: [...page.products, ...extra].map((p) => renderProduct(deps, p, { budget, ...flight })),
         cache_scope: input.account ? 'account' : 'public',
         pagination: { has_more: !!page.cursor, total_count: page.total, ...(page.cursor ? { cursor: page.cursor } : {}) },
       };
+      if (proposals?.proposals.length) body.proposals = proposals.proposals;
       if (applied.length) body.refinement_applied = applied;
       if (input.property_list) body.property_list_applied = false;
       if (deps.options.sandbox) body.sandbox = true;

@@ -105,6 +105,33 @@ export const creativeAssignment = v.object({
 });
 
 /** One package of create_media_buy (media-buy/package-request.json). */
+/** A reference to a list another agent hosts (core/property-list-ref.json, collection-list-ref.json). */
+const listRef = v.object({
+  agent_url: v.pipe(v.string('is required'), v.url('must be an absolute URL'), v.regex(/^https?:\/\//i, 'must be an http(s) URL'), v.maxLength(2048)),
+  list_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(256)),
+  auth_token: v.optional(v.pipe(v.string(), v.maxLength(4096))),
+});
+
+/**
+ * The list references of a package's targeting overlay, kept with the package and shown back. Other
+ * overlay members are not honored by this seller and are dropped. The simulated ad server does not
+ * narrow delivery by the lists (capabilities say property_list_filtering: false).
+ */
+export const targetingOverlay = v.object({
+  property_list: v.optional(listRef),
+  collection_list: v.optional(listRef),
+  collection_list_exclude: v.optional(listRef),
+});
+export type TargetingOverlay = v.InferOutput<typeof targetingOverlay>;
+
+/** What is stored and shown of an overlay: the references without their access tokens (null when none). */
+export function keptOverlay(o: TargetingOverlay | undefined): Record<string, { agent_url: string; list_id: string }> | null {
+  if (!o) return null;
+  const out: Record<string, { agent_url: string; list_id: string }> = {};
+  for (const [k, ref] of Object.entries(o)) if (ref) out[k] = { agent_url: ref.agent_url, list_id: ref.list_id };
+  return Object.keys(out).length ? out : null;
+}
+
 export const packageRequest = v.object({
   product_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128)),
   pricing_option_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128)),
@@ -115,6 +142,7 @@ export const packageRequest = v.object({
   creatives: v.optional(v.pipe(v.array(creativeAsset), v.minLength(1), v.maxLength(50))),
   creative_assignments: v.optional(v.pipe(v.array(creativeAssignment), v.minLength(1), v.maxLength(50))),
   measurement_terms: v.optional(measurementTerms),
+  targeting_overlay: v.optional(targetingOverlay),
   context: v.optional(v.record(v.string(), v.unknown())),
 });
 export type PackageRequest = v.InferOutput<typeof packageRequest>;

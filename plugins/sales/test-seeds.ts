@@ -20,7 +20,7 @@ const CREATIVE_STATUSES = ['processing', 'pending_review', 'approved', 'rejected
 const DAY = 86_400_000;
 
 /** The sandbox account the controller call names (provisioned on a sandbox deployment). */
-async function fixtureAccount(deps: SalesDeps, tx: Queryable, principal: Principal, account: ScenarioContext<unknown>['account']): Promise<AccountRow> {
+export async function fixtureAccount(deps: SalesDeps, tx: Queryable, principal: Principal, account: ScenarioContext<unknown>['account']): Promise<AccountRow> {
   const ref = v.safeParse(accountRef, account ?? null);
   if (!ref.success)
     throw new ScenarioError('INVALID_PARAMS', 'account: a seeded fixture belongs to a sandbox account; send account {account_id} or {brand, operator}');

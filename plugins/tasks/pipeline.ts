@@ -407,12 +407,13 @@ async function recordDeferral(c: Call, deferral: Deferral, keep: Keep | null, tx
   if (!task.resume) throw new Error(`Task "${task.name}" deferred but defines no resume step`);
   const id = deps.ids.uuid7();
   const partial = deferral.partial ?? {};
-  const body: Json = { status: deferral.status, task_id: id };
+  const body: Json = { status: deferral.status, task_id: deferral.handle ?? id };
   if (deferral.message) body.message = deferral.message;
   Object.assign(body, partial);
   if (envelope.context) body.context = envelope.context;
   const record: NewTask = {
     id,
+    handle: deferral.handle,
     taskType: task.taskType,
     protocol: task.protocol,
     principalId: principal.id,

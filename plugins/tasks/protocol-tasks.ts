@@ -13,7 +13,7 @@ const statusProtocol = (group: string) => group.replace(/_/g, '-');
 /** The get_task_status body for a record (protocol/get-task-status-response.json). */
 export function taskStatusBody(task: TaskRecord, options: { history?: StatusHistoryEntry[]; includeResult?: boolean } = {}): Json {
   const body: Json = {
-    task_id: task.id,
+    task_id: task.handle ?? task.id,
     task_type: task.taskType,
     protocol: statusProtocol(task.protocol),
     status: task.status,

@@ -28,10 +28,11 @@ interface TaskRow {
   created_at: string | Date;
   updated_at: string | Date;
   completed_at: string | Date | null;
+  handle?: string | null;
 }
 
 const COLUMNS = sql.raw(`id::text, task_type, protocol, principal_id, status, message, progress, result, context, context_id,
-  push_notification_config, a2a_push_config, state, run_at, attempts, sequence, created_at, updated_at, completed_at`);
+  push_notification_config, a2a_push_config, state, run_at, attempts, sequence, created_at, updated_at, completed_at, handle`);
 
 export function toRecord(row: TaskRow): TaskRecord {
   return {
@@ -51,6 +52,7 @@ export function toRecord(row: TaskRow): TaskRecord {
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
     completedAt: row.completed_at ? new Date(row.completed_at) : null,
+    handle: row.handle ?? null,
   };
 }
 
@@ -168,7 +170,10 @@ export class TaskRepository {
       created_at: now,
       updated_at: now,
       completed_at: null,
+      handle: task.handle ?? null,
     };
+    // A handle names the newest task: an older one of this principal gives it up.
+    if (task.handle) await tx.query(sql`UPDATE tasks SET handle = NULL WHERE principal_id = ${row.principal_id}::text AND handle = ${task.handle}::text`);
     // The record and its first history row (made from it) in one statement; nothing is read back
     // (the row is known) and `within`'s writes travel with it.
     await Promise.all([
@@ -176,11 +181,11 @@ export class TaskRepository {
       tx.query(sql`
         WITH created AS (
           INSERT INTO tasks (id, task_type, protocol, principal_id, status, message, progress, result, context, context_id,
-                             push_notification_config, a2a_push_config, state, run_at, sequence, created_at, updated_at)
+                             push_notification_config, a2a_push_config, state, run_at, sequence, created_at, updated_at, handle)
           VALUES (${id}::uuid, ${row.task_type}::text, ${row.protocol}::text, ${row.principal_id}::text, ${row.status}::text,
                   ${message}::text, ${row.progress}::jsonb, ${result}::jsonb, ${row.context}::jsonb, ${row.context_id}::text,
                   ${pushConfig}::jsonb, ${a2aConfig}::jsonb, ${row.state}::jsonb, ${row.run_at}::timestamptz, 1,
-                  ${now}::timestamptz, ${now}::timestamptz)
+                  ${now}::timestamptz, ${now}::timestamptz, ${row.handle ?? null}::text)
           RETURNING id, sequence, status, message, result, created_at)
         INSERT INTO task_status_history (task_id, sequence, status, previous_status, message, result, at)
         SELECT id, sequence, status, NULL, message, result, created_at FROM created`),
@@ -190,10 +195,12 @@ export class TaskRepository {
   }
 
   async get(id: string, principalId: string | null): Promise<InternalTask | null> {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+    // Any other string can only be a handle, which belongs to one principal.
+    if (!uuid && principalId === null) return null;
     const rows = await this.db.query<TaskRow>(sql`
       SELECT ${COLUMNS} FROM tasks
-      WHERE id = ${id}::uuid ${principalId === null ? sql.empty : sql`AND principal_id = ${principalId}::text`}`);
+      WHERE ${uuid ? sql`id = ${id}::uuid` : sql`handle = ${id}::text`} ${principalId === null ? sql.empty : sql`AND principal_id = ${principalId}::text`}`);
     const row = rows[0];
     return row ? { ...toRecord(row), state: row.state, attempts: row.attempts } : null;
   }

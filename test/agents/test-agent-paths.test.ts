@@ -37,6 +37,7 @@ const SELLER_SCENARIOS = [
   'simulate_delayed_report',
   'simulate_delivery',
   'simulate_budget_spend',
+  'force_create_media_buy_arm',
 ];
 const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative'];
 const GOVERNANCE = ['check_governance', 'get_plan_audit_logs', 'report_plan_outcome', 'sync_plans'];

@@ -58,13 +58,6 @@ const CASES: Case[] = [
   { name: 'wholesale mode', task: 'get_products', args: () => ({ buying_mode: 'wholesale' }), code: 'UNSUPPORTED_FEATURE', field: 'buying_mode' },
   { name: 'refine mode without refine[]', task: 'get_products', args: () => ({ buying_mode: 'refine' }), code: 'INVALID_REQUEST', field: 'refine' },
   {
-    name: 'refine an unknown product',
-    task: 'get_products',
-    args: () => ({ buying_mode: 'refine', refine: [{ scope: 'product', product_id: 'nope', action: 'more_like_this' }] }),
-    code: 'PRODUCT_NOT_FOUND',
-    field: 'refine[0].product_id',
-  },
-  {
     name: 'bare-string format filter',
     task: 'get_products',
     args: () => ({ buying_mode: 'brief', filters: { format_ids: ['video_standard_30s'] } }),
@@ -218,7 +211,34 @@ const CASES: Case[] = [
     code: 'INVALID_REQUEST',
     field: 'reporting_webhook.authentication.credentials',
   },
-  { name: 'proposal buying', task: 'create_media_buy', args: (s) => s.base({ proposal_id: 'prop_1' }), code: 'UNSUPPORTED_FEATURE', field: 'proposal_id' },
+  { name: 'packages beside a proposal', task: 'create_media_buy', args: (s) => s.base({ proposal_id: 'prop_1' }), code: 'INVALID_REQUEST', field: 'packages' },
+  {
+    name: 'proposal without total_budget',
+    task: 'create_media_buy',
+    args: (s) => s.base({ proposal_id: 'prop_1', packages: undefined }),
+    code: 'INVALID_REQUEST',
+    field: 'total_budget',
+  },
+  {
+    name: 'unknown proposal',
+    task: 'create_media_buy',
+    args: (s) => s.base({ proposal_id: 'prop_1', packages: undefined, total_budget: { amount: 10000, currency: 'USD' } }),
+    code: 'REFERENCE_NOT_FOUND',
+    field: 'proposal_id',
+  },
+  {
+    name: 'finalize mixed with a refinement',
+    task: 'get_products',
+    args: () => ({
+      buying_mode: 'refine',
+      refine: [
+        { scope: 'proposal', proposal_id: 'prop_1', action: 'finalize' },
+        { scope: 'request', ask: 'more video' },
+      ],
+    }),
+    code: 'INVALID_REQUEST',
+    field: 'refine',
+  },
   {
     name: 'push URL that is not http(s)',
     task: 'create_media_buy',
@@ -331,13 +351,6 @@ const CASES: Case[] = [
   { name: 'history depth below zero', task: 'get_media_buys', args: () => ({ include_history: -1 }), code: 'INVALID_REQUEST', field: 'include_history' },
   { name: 'page size zero', task: 'list_accounts', args: () => ({ pagination: { max_results: 0 } }), code: 'INVALID_REQUEST', field: 'pagination.max_results' },
   // Illegal transitions.
-  {
-    name: 'pause before the start',
-    task: 'update_media_buy',
-    args: (s) => ({ idempotency_key: key(), media_buy_id: s.pending, paused: true }),
-    code: 'INVALID_STATE',
-    field: 'paused',
-  },
   {
     name: 'resume a buy that never started',
     task: 'update_media_buy',

@@ -45,7 +45,7 @@ forEachDatabase<SalesWorld>(
       expect(seen).toEqual(seed.products.map((p) => p.product_id));
     });
 
-    test('refine: more_like_this, omit, include, a request-level ask, and proposals it cannot do', async () => {
+    test('refine: more_like_this, omit, include, a request-level ask, and a proposal it does not have', async () => {
       const c = await get().client('a2a');
       const like = await c.call('get_products', {
         buying_mode: 'refine',
@@ -62,7 +62,7 @@ forEachDatabase<SalesWorld>(
         refine: [
           { scope: 'product', product_id: 'olv_news_preroll', action: 'omit' },
           { scope: 'request', ask: 'gaming' },
-          { scope: 'proposal', proposal_id: 'prop_1', action: 'finalize' },
+          { scope: 'proposal', proposal_id: 'prop_1' },
         ],
       });
       expect(bothVersionsErrors('media-buy/get-products-response.json', mixed.body)).toEqual([]);

@@ -14,6 +14,8 @@ import { addHistory, insertBuy, loadBuy, loadPackages, newBuy, updateBuy, type B
 import { renderBuy } from './render.ts';
 import { requireTransition } from './status.ts';
 import { consultGovernance, reportGovernanceOutcome } from './governance.ts';
+import { findProposal, proposalPackages } from '../proposals.ts';
+import { takeForcedArm } from '../forced-arms.ts';
 
 const DAY = 86_400_000;
 
@@ -25,10 +27,9 @@ export const createMediaBuyInput = v.object({
   plan_id: v.optional(v.pipe(v.string(), v.maxLength(255))),
   start_time: v.union([v.literal('asap'), timestamp], 'must be "asap" or an ISO 8601 timestamp'),
   end_time: timestamp,
-  packages: v.pipe(
-    v.array(packageRequest, 'must be an array of packages'),
-    v.minLength(1, 'must not be empty'),
-    v.maxLength(50, 'accepts at most 50 packages'),
+  // Or proposal_id + total_budget: the proposal's allocations become the packages.
+  packages: v.optional(
+    v.pipe(v.array(packageRequest, 'must be an array of packages'), v.minLength(1, 'must not be empty'), v.maxLength(50, 'accepts at most 50 packages')),
   ),
   total_budget: v.optional(v.object({ amount: money, currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code')) })),
   po_number: v.optional(v.pipe(v.string(), v.maxLength(128))),
@@ -57,28 +58,50 @@ export function checkChannel(
   }
 }
 
+/** The packages a committed proposal of this caller makes of `amount` (REFERENCE_NOT_FOUND when it has none of that id). */
+async function packagesOfProposal(deps: SalesDeps, owner: string, accountId: string, proposalId: string, amount: number, now: Date) {
+  const proposal = await findProposal(deps.db, owner, accountId, proposalId);
+  if (!proposal) {
+    // PROPOSAL_NOT_FOUND is 3.1 only: a code both versions define, the 3.1 one in details.
+    throw new ProtocolError('REFERENCE_NOT_FOUND', `No proposal ${proposalId.slice(0, 128)} for this account`, {
+      status: 404,
+      field: 'proposal_id',
+      details: { code: 'PROPOSAL_NOT_FOUND' },
+      suggestion: 'Use a proposal_id from get_products, finalized with buying_mode refine',
+    });
+  }
+  return proposalPackages(deps, proposal, amount, now);
+}
+
 export function createMediaBuyTask(deps: SalesDeps) {
   const delayMs = () => deps.adServer.reporting.expectedDelayMinutes * 60_000;
   return defineTask({
     name: 'create_media_buy',
     description:
-      'Buy packages of products for an account and a flight (start_time asap or a timestamp, end_time). Answers the media buy (pending_creatives or pending_start, then active at the start time), or submitted when the seller reviews large orders first. push_notification_config receives lifecycle and impairment webhooks; reporting_webhook receives delivery reports.',
+      'Buy packages of products (or a finalized proposal: proposal_id + total_budget) for an account and a flight (start_time asap or a timestamp, end_time). Answers the media buy (pending_creatives or pending_start, then active at the start time), or submitted when the seller reviews large orders first. push_notification_config receives lifecycle and impairment webhooks; reporting_webhook receives delivery reports.',
     protocol: 'media_buy',
     mutating: true,
     input: createMediaBuyInput,
-    async handler({ input, principal, clock, ids, context, task }) {
+    async handler({ input, principal, clock, ids, context, task, idempotency }) {
       const owner = principal.orgId;
-      if (input.packages.length > deps.options.maxPackages) {
+      if (!input.packages === !input.proposal_id)
+        throw new ProtocolError('INVALID_REQUEST', 'packages: send either packages or a proposal_id with total_budget', { field: 'packages' });
+      if (input.proposal_id && !input.total_budget)
+        throw new ProtocolError('INVALID_REQUEST', 'total_budget: is required with proposal_id (the proposal splits it by its allocations)', {
+          field: 'total_budget',
+        });
+      if ((input.packages?.length ?? 0) > deps.options.maxPackages) {
         throw new ProtocolError('INVALID_REQUEST', `packages: this seller accepts at most ${deps.options.maxPackages} packages per media buy`, {
           field: 'packages',
         });
       }
-      if (input.proposal_id)
-        throw new ProtocolError('UNSUPPORTED_FEATURE', 'This seller makes no proposals: buy products by packages', { field: 'proposal_id' });
       // Terms are negotiated before anything else: the buyer's retry corrects only them.
-      for (const [i, p] of input.packages.entries()) checkMeasurementTerms(p.measurement_terms, `packages[${i}].measurement_terms`);
+      for (const [i, p] of (input.packages ?? []).entries()) checkMeasurementTerms(p.measurement_terms, `packages[${i}].measurement_terms`);
       const account = await resolveAccount(deps, deps.db, owner, input.account);
       const now = clock.now();
+      const packages = input.proposal_id
+        ? await packagesOfProposal(deps, owner, account.account_id, input.proposal_id, input.total_budget!.amount, now)
+        : input.packages!;
       const asap = input.start_time === 'asap';
       const start = asap ? now : new Date(input.start_time);
       const end = new Date(input.end_time);
@@ -99,7 +122,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
       }
 
       const mediaBuyId = `mb_${ids.uuid7().replace(/-/g, '')}`;
-      const planned = await planPackages(deps, account.account_id, input.packages, 'packages', mediaBuyId, 0, input.total_budget?.currency ?? null, now);
+      const planned = await planPackages(deps, account.account_id, packages, 'packages', mediaBuyId, 0, input.total_budget?.currency ?? null, now);
       const total = Math.round(planned.reduce((s, p) => s + p.row.budget, 0) * 100) / 100;
       if (input.total_budget && total > input.total_budget.amount) {
         throw new ProtocolError('INVALID_REQUEST', `total_budget.amount: the packages add up to ${total}, more than ${input.total_budget.amount}`, {
@@ -116,7 +139,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
           ...(input.brand ? { brand: input.brand } : {}),
           start_time: input.start_time,
           end_time: input.end_time,
-          packages: input.packages.map((p) => ({ product_id: p.product_id, pricing_option_id: p.pricing_option_id, budget: p.budget })),
+          packages: packages.map((p) => ({ product_id: p.product_id, pricing_option_id: p.pricing_option_id, budget: p.budget })),
           total_budget: { amount: total, currency: planned[0]!.row.currency },
         },
         planned,
@@ -168,11 +191,14 @@ export function createMediaBuyTask(deps: SalesDeps) {
         });
       };
 
-      if (deps.adServer.requiresReview(order)) {
+      // A sandbox directive (comply_test_controller force_create_media_buy_arm) sends this buy through the review.
+      const forced = account.sandbox ? await takeForcedArm(deps.db, owner, account.account_id) : undefined;
+      if (forced || deps.adServer.requiresReview(order)) {
         // The seller reviews first: the buy is recorded (unlisted) with the task, confirmed or rejected later.
         return task.defer({
           status: 'submitted',
-          message: 'The seller reviews this media buy before confirming it',
+          message: forced?.message ?? 'The seller reviews this media buy before confirming it',
+          ...(forced ? { handle: forced.task_id } : {}),
           state: { media_buy_id: mediaBuyId },
           within: async (tx) => {
             await deps.adServer.book(tx, order);
@@ -196,10 +222,15 @@ export function createMediaBuyTask(deps: SalesDeps) {
         throw error;
       }
       if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'completed', seller_reference: mediaBuyId, committed_budget: total });
-      return renderBuy(
-        buy,
-        planned.map((p) => p.row),
-      );
+      // The key is echoed so a buyer can file the answer under it (replays return the same body).
+      return {
+        ...renderBuy(
+          buy,
+          planned.map((p) => p.row),
+        ),
+        ...(input.proposal_id ? { proposal_id: input.proposal_id } : {}),
+        ...(idempotency.key ? { idempotency_key: idempotency.key } : {}),
+      };
     },
     async resume({ state, clock, reschedule }) {
       const id = state.media_buy_id as string;

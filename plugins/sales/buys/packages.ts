@@ -4,7 +4,7 @@ import type { Queryable } from '../../../core/ports/database.ts';
 import type { OrderLine } from '../../../core/ports/ad-server.ts';
 import type { Product } from '../../../core/ports/inventory.ts';
 import type { SalesDeps } from '../deps.ts';
-import type { PackageRequest } from '../schemas.ts';
+import { keptOverlay, type PackageRequest } from '../schemas.ts';
 import { structuredFormatIds } from '../formats-input.ts';
 import { formatKey } from '../formats.ts';
 import { assign, fits, prepareCreatives, writeCreatives, type PreparedCreative } from '../creatives.ts';
@@ -129,6 +129,7 @@ export async function planPackages(
       format_ids: formats,
       position: firstPosition + i,
       created_at: now,
+      targeting_overlay: keptOverlay(p.targeting_overlay),
       creatives: 0,
     };
     const creatives = p.creatives ? await prepareCreatives(deps, p.creatives, `${at}.creatives`) : [];

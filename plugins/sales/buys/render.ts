@@ -16,6 +16,7 @@ export function renderPackage(p: PackageRow): Json {
   };
   if (p.bid_price !== null) out.bid_price = p.bid_price;
   if (p.format_ids.length) out.format_ids = p.format_ids;
+  if (p.targeting_overlay) out.targeting_overlay = p.targeting_overlay;
   // What the buyer still has to send creatives for.
   if (p.creatives === 0 && p.format_ids.length && !p.canceled) out.format_ids_to_provide = p.format_ids;
   return out;
@@ -79,6 +80,7 @@ export function renderListedBuy(b: BuyRow, packages: PackageRow[], account: { ac
       };
       if (p.bid_price !== null) pkg.bid_price = p.bid_price;
       if (p.format_ids.length) pkg.format_ids = p.format_ids;
+      if (p.targeting_overlay) pkg.targeting_overlay = p.targeting_overlay;
       if (p.creatives === 0 && p.format_ids.length && !p.canceled) pkg.format_ids_pending = p.format_ids;
       return pkg;
     }),

@@ -8,8 +8,9 @@ const EDITS: ValidAction[] = ['update_budget', 'update_dates', 'update_packages'
 
 export const VALID_ACTIONS: Record<BuyStatus, readonly ValidAction[]> = {
   pending_review: [],
-  pending_creatives: ['cancel', ...EDITS],
-  pending_start: ['cancel', ...EDITS],
+  // A buy can be held before its start: it then waits paused until resumed.
+  pending_creatives: ['pause', 'cancel', ...EDITS],
+  pending_start: ['pause', 'cancel', ...EDITS],
   active: ['pause', 'cancel', ...EDITS],
   paused: ['resume', 'cancel', ...EDITS],
   completed: [],
@@ -20,10 +21,11 @@ export const VALID_ACTIONS: Record<BuyStatus, readonly ValidAction[]> = {
 /** The lifecycle (agent-protocol "States and transitions", plus the media-buy status enum). */
 const TRANSITIONS: Record<BuyStatus, readonly BuyStatus[]> = {
   pending_review: ['pending_creatives', 'pending_start', 'rejected'],
-  pending_creatives: ['pending_start', 'completed', 'canceled'],
-  pending_start: ['active', 'pending_creatives', 'completed', 'canceled'],
+  pending_creatives: ['pending_start', 'paused', 'completed', 'canceled'],
+  pending_start: ['active', 'pending_creatives', 'paused', 'completed', 'canceled'],
   active: ['paused', 'completed', 'canceled'],
-  paused: ['active', 'completed', 'canceled'],
+  // Resumed before it ever started, a buy waits for its start (or its creatives) again.
+  paused: ['active', 'pending_start', 'pending_creatives', 'completed', 'canceled'],
   completed: [],
   canceled: [],
   rejected: [],

@@ -69,6 +69,8 @@ export interface PackageRow {
   format_ids: FormatRef[];
   position: number;
   created_at: Date;
+  /** The list references of the buyer's targeting overlay (schemas.ts keptOverlay), null when none. */
+  targeting_overlay: Record<string, { agent_url: string; list_id: string }> | null;
   /** Creatives assigned to the package. */
   creatives: number;
 }
@@ -176,10 +178,10 @@ export async function insertBuy(tx: Queryable, b: BuyRow): Promise<void> {
 export async function insertPackage(tx: Queryable, p: Omit<PackageRow, 'creatives'>): Promise<void> {
   await tx.query(sql`
     INSERT INTO sales_packages (package_id, media_buy_id, product_id, pricing_option_id, pricing_model, rate, currency, budget, bid_price,
-      paused, canceled, format_ids, position, created_at)
+      paused, canceled, format_ids, position, created_at, targeting_overlay)
     VALUES (${p.package_id}::text, ${p.media_buy_id}::text, ${p.product_id}::text, ${p.pricing_option_id}::text, ${p.pricing_model}::text,
       ${p.rate}::numeric, ${p.currency}::text, ${p.budget}::numeric, ${p.bid_price}::numeric, ${p.paused}::boolean, ${p.canceled}::boolean,
-      ${p.format_ids}::jsonb, ${p.position}::int, ${p.created_at}::timestamptz)`);
+      ${p.format_ids}::jsonb, ${p.position}::int, ${p.created_at}::timestamptz, ${p.targeting_overlay ?? null}::jsonb)`);
 }
 
 const CASTS: Partial<Record<keyof BuyRow, string>> = {

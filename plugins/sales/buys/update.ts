@@ -3,7 +3,18 @@ import { sql } from '../../../core/sql.ts';
 import { ProtocolError } from '../../../core/errors.ts';
 import { defineTask, type Json } from '../../../core/task.ts';
 import type { SalesDeps } from '../deps.ts';
-import { accountRef, creativeAssignment, money, packageRequest, pushConfig, reportingWebhook, timestamp, versionFields } from '../schemas.ts';
+import {
+  accountRef,
+  creativeAssignment,
+  keptOverlay,
+  money,
+  packageRequest,
+  pushConfig,
+  reportingWebhook,
+  targetingOverlay,
+  timestamp,
+  versionFields,
+} from '../schemas.ts';
 import { resolveAccount } from '../accounts.ts';
 import { sealChannel } from '../channels.ts';
 import { dueAt } from '../lifecycle.ts';
@@ -23,6 +34,8 @@ const packageUpdate = v.object({
   canceled: v.optional(v.literal(true, 'must be true (a package cannot be un-canceled)')),
   cancellation_reason: v.optional(v.pipe(v.string(), v.maxLength(500))),
   creative_assignments: v.optional(v.pipe(v.array(creativeAssignment), v.maxLength(50))),
+  // Replaces the package's list references (an empty object clears them).
+  targeting_overlay: v.optional(targetingOverlay),
 });
 
 export const updateMediaBuyInput = v.object({
@@ -119,7 +132,12 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           next.status = 'paused';
           summary.push('paused');
         }
-        if (input.paused === false && b.status !== 'active') {
+        if (input.paused === false && b.status !== 'active' && !b.started_at) {
+          // Paused before it started: waiting again, for creatives or for the start (the lifecycle job starts it).
+          requireAction(b.status, 'resume', 'paused');
+          next.status = needsCreatives(packages) ? 'pending_creatives' : 'pending_start';
+          summary.push('resumed before start');
+        } else if (input.paused === false && b.status !== 'active') {
           requireAction(b.status, 'resume', 'paused');
           await deps.adServer.setState(
             tx,
@@ -210,9 +228,13 @@ export function updateMediaBuyTask(deps: SalesDeps) {
               });
             await assign(tx, b.account_id, a.creative_id, pkg.package_id, a.weight, now);
           }
+          if (u.targeting_overlay !== undefined) {
+            requireAction(b.status, 'update_packages', `${at}.targeting_overlay`);
+            changed.targeting_overlay = keptOverlay(u.targeting_overlay);
+          }
           Object.assign(pkg, changed);
           await tx.query(sql`UPDATE sales_packages SET budget = ${pkg.budget}::numeric, bid_price = ${pkg.bid_price}::numeric, paused = ${pkg.paused}::boolean,
-            canceled = ${pkg.canceled}::boolean WHERE package_id = ${pkg.package_id}::text`);
+            canceled = ${pkg.canceled}::boolean, targeting_overlay = ${pkg.targeting_overlay ?? null}::jsonb WHERE package_id = ${pkg.package_id}::text`);
           if (changed.budget !== undefined || changed.bid_price !== undefined) {
             await deps.adServer.amend(tx, b.media_buy_id, {
               lines: [

@@ -56,6 +56,8 @@ export interface GenerationRequest {
   brand?: BrandIdentity;
   offerings: readonly Offering[];
   headline?: string;
+  /** Body copy to use where a format has a description or body slot (a copywriting model's answer). */
+  body?: string;
   cta?: string;
   /** Assets the caller supplied, keyed by asset id: generation inputs, or the source manifest's assets. Validated already. */
   seeds: Readonly<Record<string, Json>>;
@@ -65,9 +67,18 @@ export interface GenerationRequest {
   signal?: AbortSignal;
 }
 
+/** What a model call consumed, recorded per build for usage reporting. */
+export interface ModelUsage {
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
 export interface GenerationResult {
   /** Every required asset of the target format (and any optional ones produced), keyed by asset id. */
   assets: Record<string, Json>;
+  /** Model calls behind this creative, when a model wrote it. */
+  usage?: ModelUsage;
 }
 
 /** The generator cannot produce a required asset from what it was given (answered as 422 naming the asset). */

@@ -6,10 +6,11 @@ import { loadMigrations } from '../../core/migrations.ts';
 import { ConfigError } from '../../core/config-error.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Clock } from '../../core/ports/clock.ts';
-import { Crawler } from '../../core/ports/crawler.ts';
+import { Crawler, type CrawlerPort } from '../../core/ports/crawler.ts';
 import { Http } from '../../core/http.ts';
 import { BrandLookup } from '../../core/ports/brand-lookup.ts';
-import { CreativeGenerator } from '../../core/ports/creative-generator.ts';
+import { CreativeGenerator, type CreativeGeneratorPort } from '../../core/ports/creative-generator.ts';
+import { createModelCopywriter } from './model-copywriter.ts';
 import { Tasks } from '../../core/task.ts';
 import { parseCatalog, upsertFormats } from './formats.ts';
 import { createTemplateGenerator } from './template-generator.ts';
@@ -57,6 +58,23 @@ const options = v.object({
   assetTtlSeconds: seconds(60, 365 * 86_400, 30 * 86_400),
   /** Extra time an asynchronous build takes before generating (test agents show the working state). */
   buildDelaySeconds: seconds(0, 3600, 0),
+  /**
+   * An OpenAI-compatible model that writes the copy (headline, body, call to action) the templates lay
+   * out; builds then run as asynchronous tasks. Without it, the deterministic template generator writes
+   * the copy from the brief. A CreativeGenerator plugin in the deployment wins over both.
+   */
+  model: v.optional(
+    v.object({
+      baseUrl: v.pipe(v.string(), v.url('must be an absolute URL (CREATIVE_MODEL_URL), e.g. https://api.openai.com/v1')),
+      model: v.pipe(v.string('is required (CREATIVE_MODEL), e.g. gpt-4o-mini'), v.minLength(1)),
+      apiKey: v.optional(v.pipe(v.string(), v.minLength(1))),
+      timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(300_000)), 30_000),
+      retries: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(5)), 2),
+      backoffMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000)), 1000),
+      /** http:// model URLs (a loopback model server in tests); never in production. */
+      allowHttp: v.optional(v.boolean(), false),
+    }),
+  ),
   /** Expired previews and files are deleted this often (0: never). */
   pruneIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 600_000),
 });
@@ -81,7 +99,13 @@ export default definePlugin({
     crawler: optional(Crawler),
   },
   options,
-  env: { CREATIVE_AGENT_URL: 'agentUrl', BRAND_REGISTRY_URL: 'brandRegistryUrl' },
+  env: {
+    CREATIVE_AGENT_URL: 'agentUrl',
+    BRAND_REGISTRY_URL: 'brandRegistryUrl',
+    CREATIVE_MODEL_URL: 'model.baseUrl',
+    CREATIVE_MODEL: 'model.model',
+    CREATIVE_MODEL_API_KEY: 'model.apiKey',
+  },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
   init({ db, clock, tasks, http, brands, generator, crawler }, kernel) {
     const { options: o, config } = kernel;
@@ -104,13 +128,21 @@ export default definePlugin({
         return new Map([...found].map(([id, d]) => [id, { id, name: d.name, type: d.type }]));
       },
     });
+    let modelWriter: CreativeGeneratorPort | undefined;
+    if (o.model && !generator) {
+      if (!crawler) throw new ConfigError('plugins.creative.model: needs a crawler in the deployment (crawler-http) for the calls to the model');
+      const { allowHttp, ...model } = o.model;
+      // Only the test's loopback model server is reached over http; production calls need https.
+      const guarded: CrawlerPort = allowHttp ? { ...crawler, fetch: (url, req) => crawler.fetch(url, { ...req, requireHttps: false }) } : crawler;
+      modelWriter = createModelCopywriter(model, { crawler: guarded, template: createTemplateGenerator() });
+    }
     const ctx: CreativeContext = {
       db,
       catalog,
       clock,
       agentUrl,
       publicUrl: base,
-      generator: generator ?? createTemplateGenerator(),
+      generator: generator ?? modelWriter ?? createTemplateGenerator(),
       brands: lookup,
       creativeAgents: o.creativeAgents,
       pageSize: o.pageSize,

@@ -97,7 +97,7 @@ export function createTemplateGenerator(): CreativeGeneratorPort {
         undefined;
       const headline =
         req.headline ?? seedText(/title|headline/) ?? offering?.name ?? firstSentence(req.message) ?? (sponsor ? `Discover ${sponsor}` : undefined);
-      const body = seedText(/desc|body|copy/) ?? offering?.description ?? offering?.tagline ?? req.message ?? headline;
+      const body = req.body ?? seedText(/desc|body|copy/) ?? offering?.description ?? offering?.tagline ?? req.message ?? headline;
       const cta = req.cta ?? seedText(/cta/) ?? 'Learn more';
       const landing = offering?.landing_url ?? seedUrl(/click|cta|landing|destination/) ?? (req.brand?.domain ? `https://${req.brand.domain}/` : undefined);
       const image = seeded(seeds, (_id, a) => a.asset_type === 'image');

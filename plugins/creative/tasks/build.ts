@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import { ProtocolError } from '../../../core/errors.ts';
 import { defineTask, type Json, type ResumeContext } from '../../../core/task.ts';
-import { GenerationError, type FormatDefinition } from '../../../core/ports/creative-generator.ts';
+import { GenerationError, type FormatDefinition, type ModelUsage } from '../../../core/ports/creative-generator.ts';
+import { recordUsage } from '../usage.ts';
 import type { BrandIdentity } from '../../../core/ports/brand-lookup.ts';
 import { domainSchema } from '../../../lib/domain.ts';
 import { formatIdIssueCode, formatIdSchema, type FormatIdInput } from '../format-id.ts';
@@ -89,7 +90,8 @@ async function runBuild(
     const { field } = plan.targets[i]!;
     let assets: Json;
     try {
-      ({ assets } = await ctx.generator.generate({
+      let usage: ModelUsage | undefined;
+      ({ assets, usage } = await ctx.generator.generate({
         mode: plan.mode,
         format: target.definition,
         size: target.size,
@@ -102,6 +104,7 @@ async function runBuild(
         seeds: plan.seeds,
         host: files.host,
       }));
+      if (usage) await recordUsage(ctx.db, { scope, formatId: target.definition.format_id.id, usage, at: ctx.clock.now() });
     } catch (error) {
       throw generationFailure(error, field, target.definition);
     }

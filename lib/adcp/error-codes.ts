@@ -25,13 +25,6 @@ const STANDARD_FOR: Record<string, string> = {
   UPSTREAM_TIMEOUT: 'SERVICE_UNAVAILABLE',
 };
 
-/**
- * Codes outside the enums that are kept as they are: both versions' `error.code` is an open vocabulary
- * ("Sellers MAY use codes not in the standard vocabulary"), and the official storyboards of these task
- * families expect them (brand_baseline: an unknown brand id is BRAND_NOT_FOUND).
- */
-const KEPT: ReadonlySet<string> = new Set(['BRAND_NOT_FOUND']);
-
 /** Fallback by HTTP status for a code nobody mapped. */
 function byStatus(status: number): string {
   if (status === 401) return 'AUTH_REQUIRED';
@@ -49,6 +42,6 @@ function byStatus(status: number): string {
  * 3.1-only and has no 3.0 equivalent), else its mapped equivalent, else the code for its status.
  */
 export function standardErrorCode(code: string, status: number): string {
-  if (ERROR_CODES_3_0.has(code) || ERROR_CODES_3_1.has(code) || KEPT.has(code)) return code;
+  if (ERROR_CODES_3_0.has(code) || ERROR_CODES_3_1.has(code)) return code;
   return STANDARD_FOR[code] ?? byStatus(status);
 }

@@ -70,9 +70,8 @@ export function getBrandIdentityTask(brands: readonly RepresentedBrand[], profil
       const id = input.brand_id.toLowerCase();
       const represented = brands.find((b) => b.brand_id?.toLowerCase() === id || b.domain === id);
       const notFound = () =>
-        new ProtocolError('BRAND_NOT_FOUND', `This agent does not represent a brand ${input.brand_id.slice(0, 128)}`, {
+        new ProtocolError('REFERENCE_NOT_FOUND', `This agent does not represent a brand ${input.brand_id.slice(0, 128)}`, {
           status: 404,
-          recovery: 'correctable',
           field: 'brand_id',
           suggestion: `Represented brands: ${brands.map((b) => b.brand_id ?? b.domain).join(', ') || 'none'}`,
         });
@@ -85,11 +84,7 @@ export function getBrandIdentityTask(brands: readonly RepresentedBrand[], profil
         throw new ProtocolError('SERVICE_UNAVAILABLE', 'The brand registry cannot be reached; retry later', { status: 503, recovery: 'transient' });
       }
       if (!profile)
-        throw new ProtocolError('BRAND_NOT_FOUND', `The brand registry has no entry for ${represented.domain}`, {
-          status: 404,
-          field: 'brand_id',
-          recovery: 'correctable',
-        });
+        throw new ProtocolError('REFERENCE_NOT_FOUND', `The brand registry has no entry for ${represented.domain}`, { status: 404, field: 'brand_id' });
       const anonymous = principal.id === 'anonymous';
       const wanted: readonly Field[] = input.fields ?? FIELDS;
       const body: Json = { brand_id: input.brand_id, house: profile.house, names: profile.names };

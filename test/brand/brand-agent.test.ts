@@ -117,7 +117,7 @@ function identityAssertions(get: () => TestServer, label: string) {
         ['unlisted.example', 'brand_id'],
       ]) {
         const missing = await c.call('get_brand_identity', { brand_id });
-        expect({ ok: missing.ok, code: missing.body.code, field: missing.body.field }).toEqual({ ok: false, code: 'BRAND_NOT_FOUND', field });
+        expect({ ok: missing.ok, code: missing.body.code, field: missing.body.field }).toEqual({ ok: false, code: 'REFERENCE_NOT_FOUND', field });
         expect(bothVersionsErrors('brand/get-brand-identity-response.json', missing.body)).toEqual([]);
       }
       for (const [args, field] of [

@@ -52,7 +52,7 @@ export default definePreset({
     governance(),
     sales({ sandbox: true, minAudienceSize: 10 }),
     creative(),
-    brandAgent({ brands: SANDBOX_BRANDS }),
+    brandAgent({ brands: SANDBOX_BRANDS, si: { mount: '/brand' } }),
     testAgent({ tenants: TENANTS }),
     signerKeyring(),
     signerHmacLegacy(),

@@ -36,6 +36,35 @@ export const SANDBOX_BRANDS = [
   { domain: 'novamotors.example', brand_id: 'nova_motors' },
 ];
 
+/** The sponsored-intelligence offering of the test kits' brand (the other sandbox brands get a default one). */
+export const SI_OFFERINGS = [
+  {
+    offering_id: 'novamotors_conversational_v1',
+    brand: 'novamotors.example',
+    title: 'Nova Motors: the Volta EV',
+    summary: 'Ask about the Volta EV: range, charging and road trips.',
+    tagline: 'Electric, all the way',
+    price_hint: 'from $41,900',
+    landing_url: 'https://novamotors.example/volta',
+    products: [
+      {
+        product_id: 'volta_ev_long_range',
+        name: 'Volta EV Long Range',
+        description: 'Electric SUV with 320 miles of range and fast charging for long road trips.',
+        price: '$46,900',
+        url: 'https://novamotors.example/volta/long-range',
+      },
+      {
+        product_id: 'volta_ev_standard',
+        name: 'Volta EV Standard',
+        description: 'Electric SUV with 260 miles of range for daily driving.',
+        price: '$41,900',
+        url: 'https://novamotors.example/volta/standard',
+      },
+    ],
+  },
+];
+
 /**
  * Every specialism under its own path, each with MCP (`/{id}/mcp`), A2A (`/{id}/a2a`, card at
  * `/{id}/.well-known/agent-card.json`) and REST (`/{id}/tasks/{name}`), serving only its own
@@ -53,7 +82,7 @@ export const TENANTS = [
   // The governance storyboards act as a buyer on ONE url: plans and checks, then create_media_buy
   // and delivery under them. The governance agent's path therefore fronts the same seller too.
   { id: 'governance', name: 'Governance', protocols: ['governance', 'media_buy', 'compliance'] },
-  { id: 'brand', name: 'Brand', protocols: ['brand'] },
+  { id: 'brand', name: 'Brand', protocols: ['brand', 'sponsored_intelligence'] },
 ];
 
 /**
@@ -83,7 +112,7 @@ export default definePreset({
     // The registry's brand data (sandbox brands seeded at start) behind the brand tenant and brand-aware builds.
     rateLimit(),
     registryBrands(),
-    brandAgent({ brands: SANDBOX_BRANDS }),
+    brandAgent({ brands: SANDBOX_BRANDS, si: { mount: '/brand', offerings: SI_OFFERINGS } }),
     // Push notifications: RFC 9421 signed (Ed25519 key generated on first start, JWKS at
     // /.well-known/jwks.json), legacy HMAC/Bearer when a registration asks for it; delivered
     // from the database outbox through the SSRF-guarded crawler.

@@ -36,6 +36,10 @@ const REQUESTS = [
   'governance/report-plan-outcome-request.json',
   'governance/get-plan-audit-logs-request.json',
   'brand/get-brand-identity-request.json',
+  'sponsored-intelligence/si-get-offering-request.json',
+  'sponsored-intelligence/si-initiate-session-request.json',
+  'sponsored-intelligence/si-send-message-request.json',
+  'sponsored-intelligence/si-terminate-session-request.json',
 ];
 
 const read = (dir: string, rel: string) => JSON.parse(readFileSync(join(dir, rel), 'utf8'));

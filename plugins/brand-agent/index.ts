@@ -7,6 +7,13 @@ import { Tasks } from '../../core/task.ts';
 import { domainSchema } from '../../lib/domain.ts';
 import { createRegistryBrandProfiles } from './registry-client.ts';
 import { getBrandIdentityTask, type RepresentedBrand } from './get-brand-identity.ts';
+import { join } from 'node:path';
+import { loadMigrations } from '../../core/migrations.ts';
+import { Database } from '../../core/ports/database.ts';
+import { Conversation } from '../../core/ports/conversation.ts';
+import { createOfferings, offeringOption } from './si/offerings.ts';
+import { siTasks } from './si/tasks.ts';
+import { createCatalogConversation } from './si/conversation.ts';
 
 const options = v.object({
   /** The brands this agent represents: a domain (the registry key), optionally with its brand.json brand id. */
@@ -18,19 +25,32 @@ const options = v.object({
   registryUrl: v.optional(v.pipe(v.string(), v.url('must be an absolute URL'))),
   /** http:// registry URLs (loopback tests with the crawler's allowlist); never in production. */
   allowHttpRegistry: v.optional(v.boolean(), false),
+  /** Sponsored intelligence: conversational offerings of the represented brands (each brand gets a default one). */
+  si: v.optional(
+    v.object({
+      offerings: v.optional(v.array(offeringOption), []),
+      /** A session with no message for this long ends (session_timeout). */
+      sessionTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(60), v.maxValue(86_400)), 1800),
+      /** Where this agent is mounted below the public URL (the test agent's `/brand`), for the endpoint it advertises. */
+      mount: v.optional(v.pipe(v.string(), v.regex(/^(\/[a-z0-9-]+)*$/, 'must be a path such as /brand')), ''),
+    }),
+    {},
+  ),
 });
 
 /**
- * Brand agent: `get_brand_identity` for the brands it represents, from the registry's brand data
+ * Brand agent: `get_brand_identity` for the brands it represents, sponsored-intelligence sessions
+ * (`si_*` tasks, answered through the Conversation port or the built-in catalog conversation), from the registry's brand data
  * through the BrandProfiles port: the registry of the same deployment (registry-brands), or a
  * registry at a configured URL through the SSRF-guarded crawler.
  */
 export default definePlugin({
   name: 'brand-agent',
-  deps: { tasks: Tasks, profiles: optional(BrandProfiles), crawler: optional(Crawler) },
+  deps: { db: Database, tasks: Tasks, profiles: optional(BrandProfiles), crawler: optional(Crawler), conversation: optional(Conversation) },
   options,
   env: { BRAND_AGENT_BRANDS: { path: 'brands', type: 'csv' }, BRAND_REGISTRY_URL: 'registryUrl' },
-  init({ tasks, profiles, crawler }, kernel) {
+  migrations: loadMigrations(join(import.meta.dir, 'migrations')),
+  init({ db, tasks, profiles, crawler, conversation }, kernel) {
     const o = kernel.options;
     let source = profiles;
     if (o.registryUrl) {
@@ -43,5 +63,19 @@ export default definePlugin({
     const brands: RepresentedBrand[] = o.brands.map((b) => (typeof b === 'string' ? { domain: b } : b));
     tasks.add(getBrandIdentityTask(brands, source, kernel.logger));
     tasks.declareCapability({ protocol: 'brand', block: { brand: { rights: false } } });
+
+    const si = o.si;
+    const offerings = createOfferings(si.offerings, brands.map((b) => b.domain), source);
+    tasks.add(...siTasks({ db, offerings, conversation: conversation ?? createCatalogConversation(), sessionTtlSeconds: si.sessionTtlSeconds }));
+    const base = `${(kernel.config.server.publicUrl ?? `http://localhost:${kernel.config.server.port}`).replace(/\/+$/, '')}${si.mount}`;
+    tasks.declareCapability({
+      protocol: 'sponsored_intelligence',
+      block: {
+        sponsored_intelligence: {
+          endpoint: { transports: [{ type: 'mcp', url: `${base}/mcp` }, { type: 'a2a', url: `${base}/a2a` }], preferred: 'mcp' },
+          capabilities: { modalities: { conversational: true }, components: { standard: ['text', 'product_card', 'action_button'] } },
+        },
+      },
+    });
   },
 });

@@ -91,7 +91,8 @@ export function createModelCopywriter(
       const after = Number(res.headers.get('retry-after'));
       throw new Attempt(`the copy model answered HTTP ${res.status}`, true, Number.isFinite(after) && after > 0 ? after * 1000 : 0);
     }
-    if (res.status !== 200) throw new Attempt(`the copy model refused the request (HTTP ${res.status}); check CREATIVE_MODEL and CREATIVE_MODEL_API_KEY`, false);
+    if (res.status !== 200)
+      throw new Attempt(`the copy model refused the request (HTTP ${res.status}); check CREATIVE_MODEL and CREATIVE_MODEL_API_KEY`, false);
     let parsed: v.InferOutput<typeof completionSchema>;
     let copy: Copy;
     try {

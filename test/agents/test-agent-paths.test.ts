@@ -50,7 +50,7 @@ const TOOLS: Record<string, string[]> = {
   governance: [...COMMON, ...CONTROL, ...GOVERNANCE, ...SELLER],
   creative: [...COMMON, ...CREATIVE],
   'creative-builder': [...COMMON, ...CREATIVE],
-  brand: [...COMMON, 'get_brand_identity'],
+  brand: [...COMMON, 'get_brand_identity', 'si_get_offering', 'si_initiate_session', 'si_send_message', 'si_terminate_session', 'list_si_sessions'],
 };
 const SCENARIOS: Record<string, string[]> = {
   sales: SELLER_SCENARIOS,
@@ -95,7 +95,7 @@ forEachDatabase<TestServer>(
         governance: ['governance', 'media_buy'],
         creative: ['creative'],
         'creative-builder': ['creative'],
-        brand: ['brand'],
+        brand: ['brand', 'sponsored_intelligence'],
       };
       for (const id of Object.keys(TOOLS)) {
         const rest = restClient(s, TEST_TOKEN, `/${id}`);

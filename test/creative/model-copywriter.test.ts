@@ -111,7 +111,11 @@ forEachDatabase(
 
     test('malformed copy, a slow answer or a refused key end the task as SERVICE_UNAVAILABLE, never a 500', async () => {
       for (const [answers, calls, message] of [
-        [[{ body: completion('Here is your copy: Rocket Skates!') }, { body: completion('{"headline": ""}') }], 2, 'something other than the requested JSON copy'],
+        [
+          [{ body: completion('Here is your copy: Rocket Skates!') }, { body: completion('{"headline": ""}') }],
+          2,
+          'something other than the requested JSON copy',
+        ],
         [[{ body: 'not json at all' }, { body: '{"choices": []}' }], 2, 'something other than the requested JSON copy'],
         [[{ delayMs: MODEL_TIMEOUT_MS * 3 }, { delayMs: MODEL_TIMEOUT_MS * 3 }], 2, 'did not answer'],
         [[{ status: 401, body: '{"error":{"message":"bad key"}}' }], 1, 'refused the request (HTTP 401); check CREATIVE_MODEL and CREATIVE_MODEL_API_KEY'],

@@ -82,7 +82,7 @@ export const TENANTS = [
   // The governance storyboards act as a buyer on ONE url: plans and checks, then create_media_buy
   // and delivery under them. The governance agent's path therefore fronts the same seller too.
   { id: 'governance', name: 'Governance', protocols: ['governance', 'media_buy', 'compliance'] },
-  { id: 'brand', name: 'Brand', protocols: ['brand', 'sponsored_intelligence'] },
+  { id: 'brand', name: 'Brand', protocols: ['brand', 'sponsored_intelligence', 'compliance'] },
 ];
 
 /**

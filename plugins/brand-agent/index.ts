@@ -14,6 +14,9 @@ import { Conversation } from '../../core/ports/conversation.ts';
 import { createOfferings, offeringOption } from './si/offerings.ts';
 import { siTasks } from './si/tasks.ts';
 import { createCatalogConversation } from './si/conversation.ts';
+import { forceSessionStatus } from './si/test-controls.ts';
+import { Clock } from '../../core/ports/clock.ts';
+import { TestController } from '../../core/ports/test-controller.ts';
 
 const options = v.object({
   /** The brands this agent represents: a domain (the registry key), optionally with its brand.json brand id. */
@@ -46,11 +49,19 @@ const options = v.object({
  */
 export default definePlugin({
   name: 'brand-agent',
-  deps: { db: Database, tasks: Tasks, profiles: optional(BrandProfiles), crawler: optional(Crawler), conversation: optional(Conversation) },
+  deps: {
+    db: Database,
+    clock: Clock,
+    tasks: Tasks,
+    profiles: optional(BrandProfiles),
+    crawler: optional(Crawler),
+    conversation: optional(Conversation),
+    controller: optional(TestController),
+  },
   options,
   env: { BRAND_AGENT_BRANDS: { path: 'brands', type: 'csv' }, BRAND_REGISTRY_URL: 'registryUrl' },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, tasks, profiles, crawler, conversation }, kernel) {
+  init({ db, clock, tasks, profiles, crawler, conversation, controller }, kernel) {
     const o = kernel.options;
     let source = profiles;
     if (o.registryUrl) {
@@ -65,14 +76,25 @@ export default definePlugin({
     tasks.declareCapability({ protocol: 'brand', block: { brand: { rights: false } } });
 
     const si = o.si;
-    const offerings = createOfferings(si.offerings, brands.map((b) => b.domain), source);
+    const offerings = createOfferings(
+      si.offerings,
+      brands.map((b) => b.domain),
+      source,
+    );
     tasks.add(...siTasks({ db, offerings, conversation: conversation ?? createCatalogConversation(), sessionTtlSeconds: si.sessionTtlSeconds }));
+    controller?.register(forceSessionStatus(db, clock));
     const base = `${(kernel.config.server.publicUrl ?? `http://localhost:${kernel.config.server.port}`).replace(/\/+$/, '')}${si.mount}`;
     tasks.declareCapability({
       protocol: 'sponsored_intelligence',
       block: {
         sponsored_intelligence: {
-          endpoint: { transports: [{ type: 'mcp', url: `${base}/mcp` }, { type: 'a2a', url: `${base}/a2a` }], preferred: 'mcp' },
+          endpoint: {
+            transports: [
+              { type: 'mcp', url: `${base}/mcp` },
+              { type: 'a2a', url: `${base}/a2a` },
+            ],
+            preferred: 'mcp',
+          },
           capabilities: { modalities: { conversational: true }, components: { standard: ['text', 'product_card', 'action_button'] } },
         },
       },

@@ -23,6 +23,8 @@ export interface CreativeContext {
   previewTtlMs: number;
   assetTtlMs: number;
   buildDelayMs: number;
+  /** Sandbox: formats seeded by the test controller are listed per account. */
+  seeded: boolean;
 }
 
 /** A format a request names, resolved against the catalog, with the size and duration it renders at. */

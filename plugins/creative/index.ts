@@ -11,6 +11,8 @@ import { Http } from '../../core/http.ts';
 import { BrandLookup } from '../../core/ports/brand-lookup.ts';
 import { CreativeGenerator, type CreativeGeneratorPort } from '../../core/ports/creative-generator.ts';
 import { createModelCopywriter } from './model-copywriter.ts';
+import { seedFormatScenario } from './seeded-formats.ts';
+import { TestController } from '../../core/ports/test-controller.ts';
 import { Tasks } from '../../core/task.ts';
 import { parseCatalog, upsertFormats } from './formats.ts';
 import { createTemplateGenerator } from './template-generator.ts';
@@ -97,6 +99,7 @@ export default definePlugin({
     brands: optional(BrandLookup),
     generator: optional(CreativeGenerator),
     crawler: optional(Crawler),
+    controller: optional(TestController),
   },
   options,
   env: {
@@ -107,7 +110,7 @@ export default definePlugin({
     CREATIVE_MODEL_API_KEY: 'model.apiKey',
   },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, clock, tasks, http, brands, generator, crawler }, kernel) {
+  init({ db, clock, tasks, http, brands, generator, crawler, controller }, kernel) {
     const { options: o, config } = kernel;
     const base = (config.server.publicUrl ?? `http://localhost:${config.server.port}`).replace(/\/+$/, '');
     let lookup = brands;
@@ -149,7 +152,9 @@ export default definePlugin({
       previewTtlMs: o.previewTtlSeconds * 1000,
       assetTtlMs: o.assetTtlSeconds * 1000,
       buildDelayMs: o.buildDelaySeconds * 1000,
+      seeded: !!controller,
     };
+    controller?.register(seedFormatScenario(db, clock, agentUrl));
     tasks.add(listFormatsTask(ctx), buildCreativeTask(ctx), previewCreativeTask(ctx));
     tasks.declareCapability({
       protocol: 'creative',

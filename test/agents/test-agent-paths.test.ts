@@ -50,12 +50,14 @@ const TOOLS: Record<string, string[]> = {
   governance: [...COMMON, ...CONTROL, ...GOVERNANCE, ...SELLER],
   creative: [...COMMON, ...CREATIVE],
   'creative-builder': [...COMMON, ...CREATIVE],
-  brand: [...COMMON, 'get_brand_identity', 'si_get_offering', 'si_initiate_session', 'si_send_message', 'si_terminate_session', 'list_si_sessions'],
+  brand: [...COMMON, ...CONTROL, 'get_brand_identity', 'si_get_offering', 'si_initiate_session', 'si_send_message', 'si_terminate_session', 'list_si_sessions'],
 };
 const SCENARIOS: Record<string, string[]> = {
-  sales: SELLER_SCENARIOS,
+  // The seller also serves the creative tasks: formats seeded per account too.
+  sales: [...SELLER_SCENARIOS, 'seed_creative_format'],
   signals: ['force_signal_activation_status'],
   governance: ['seed_plan', ...SELLER_SCENARIOS],
+  brand: ['force_session_status'],
 };
 
 // The preset's own plugin list, minus its storage entry (the test server adds an isolated one).

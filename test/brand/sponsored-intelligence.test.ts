@@ -35,7 +35,9 @@ const OFFERING = {
 };
 const NOVA_BRAND_JSON = {
   house: { domain: 'nova.example', name: 'Nova Motors' },
-  brands: [{ id: 'nova_motors', url: 'https://nova.example', names: [{ en: 'Nova Motors' }], description: 'Electric vehicles.', tagline: 'Electric, all the way' }],
+  brands: [
+    { id: 'nova_motors', url: 'https://nova.example', names: [{ en: 'Nova Motors' }], description: 'Electric vehicles.', tagline: 'Electric, all the way' },
+  ],
 };
 const valid = (file: string, body: unknown) => expect(bothVersionsErrors(`sponsored-intelligence/${file}`, body)).toEqual([]);
 
@@ -44,7 +46,12 @@ async function server(adapter: 'pglite' | 'postgres', schema: string, extra: unk
     adapter,
     schema,
     [
-      auth({ testTokens: [{ token: TOKEN, name: 'host-a' }, { token: OTHER, name: 'host-b' }] }),
+      auth({
+        testTokens: [
+          { token: TOKEN, name: 'host-a' },
+          { token: OTHER, name: 'host-b' },
+        ],
+      }),
       rateLimit(),
       registryBrands(),
       tasks({ worker: false }),
@@ -99,9 +106,16 @@ forEachDatabase(
       expect(asked.body.session_status).toBe('active');
       expect((asked.body.response as any).message).toContain('320 miles');
 
-      const bought = await c().call('si_send_message', { idempotency_key: key(), session_id: session, action_response: { action: 'checkout', payload: { product_id: 'volta_lr' } } });
+      const bought = await c().call('si_send_message', {
+        idempotency_key: key(),
+        session_id: session,
+        action_response: { action: 'checkout', payload: { product_id: 'volta_lr' } },
+      });
       valid('si-send-message-response.json', bought.body);
-      expect(bought.body).toMatchObject({ session_status: 'pending_handoff', handoff: { type: 'transaction', intent: { product: { product_id: 'volta_lr' } } } });
+      expect(bought.body).toMatchObject({
+        session_status: 'pending_handoff',
+        handoff: { type: 'transaction', intent: { product: { product_id: 'volta_lr' } } },
+      });
 
       const after = await c().call('si_send_message', { idempotency_key: key(), session_id: session, message: 'And the colours?' });
       expect(after.body.code).toBe('SESSION_TERMINATED');
@@ -110,7 +124,10 @@ forEachDatabase(
       valid('si-terminate-session-response.json', ended.body);
       expect(ended.body).toMatchObject({ terminated: true, session_status: 'complete', acp_handoff: { checkout_url: OFFERING.landing_url } });
       // Ending an ended session answers its final state again.
-      expect((await c().call('si_terminate_session', { session_id: session, reason: 'user_exit' })).body).toMatchObject({ terminated: true, session_status: 'complete' });
+      expect((await c().call('si_terminate_session', { session_id: session, reason: 'user_exit' })).body).toMatchObject({
+        terminated: true,
+        session_status: 'complete',
+      });
 
       const listed = await c().call('list_si_sessions', { include_transcript: true });
       const mine = (listed.body.sessions as any[]).find((x) => x.session_id === session);
@@ -129,7 +146,9 @@ forEachDatabase(
       expect((opened.body.response as any).message).toStartWith('Hi! ');
       const [row] = await get()
         .deployment.get(Database)
-        .query<{ user_name: string | null; consent: boolean }>(sql`SELECT user_name, consent FROM si_sessions WHERE id = ${opened.body.session_id as string}::uuid`);
+        .query<{ user_name: string | null; consent: boolean }>(
+          sql`SELECT user_name, consent FROM si_sessions WHERE id = ${opened.body.session_id as string}::uuid`,
+        );
       expect(row).toEqual({ user_name: null, consent: false });
       const other = restClient(get(), OTHER);
       const stolen = await other.call('si_send_message', { idempotency_key: key(), session_id: opened.body.session_id, message: 'hello' });

@@ -5,6 +5,7 @@ import { formatIdIssueCode, formatIdSchema } from '../format-id.ts';
 import { FORMAT_TYPES } from '../formats.ts';
 import { ASSET_TYPES } from '../manifest.ts';
 import { localFormatIds, type CreativeContext } from '../context.ts';
+import { seededPage, seedScope } from '../seeded-formats.ts';
 
 const pixels = v.optional(v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(100_000)));
 
@@ -26,6 +27,8 @@ export const listFormatsInput = v.object({
   min_height: pixels,
   is_responsive: v.optional(v.boolean('must be true or false')),
   name_search: v.optional(v.pipe(v.string('must be a string'), v.maxLength(200, 'must be at most 200 characters'))),
+  /** A sandbox account whose seeded formats (seed_creative_format) are listed instead of the catalog. */
+  account: v.optional(v.record(v.string(), v.unknown(), 'must be an account reference')),
   pagination: v.optional(
     v.object({
       max_results: v.optional(
@@ -60,9 +63,21 @@ export function listFormatsTask(ctx: CreativeContext) {
     errorShape: 'creative',
     inputIssueCode: formatIdIssueCode,
     input: listFormatsInput,
-    async handler({ input }) {
+    async handler({ input, principal }) {
       const limit = input.pagination?.max_results ?? ctx.pageSize;
       const body: Json = {};
+      if (input.account && ctx.seeded) {
+        // A sandbox account that seeded formats sees exactly those (its compliance session's catalog).
+        const scope = seedScope(principal, input.account);
+        const after = input.pagination?.cursor ? decodeCursor(input.pagination.cursor).position : undefined;
+        const seeded = await seededPage(ctx.db, scope, limit + 1, after);
+        if (seeded.length || after !== undefined) {
+          body.formats = seeded.slice(0, limit).map((s) => s.definition);
+          const last = seeded[limit - 1];
+          body.pagination = seeded.length > limit && last ? { has_more: true, cursor: encodeCursor(last.seq, last.id) } : { has_more: false };
+          return body;
+        }
+      }
       // Format ids of other agents match nothing here (they are a filter, not a lookup).
       const ids = input.format_ids?.filter(local).map((f) => f.id);
       const page =

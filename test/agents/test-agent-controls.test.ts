@@ -1,0 +1,68 @@
+/**
+ * Test-controller scenarios of the creative and brand paths of the test agent: formats seeded for one
+ * sandbox account (seed_creative_format) and a sponsored-intelligence session ended on demand
+ * (force_session_status), as the official storyboards use them.
+ */
+import { expect, test } from 'bun:test';
+import preset, { TEST_TOKEN } from '../../config/test-agent.ts';
+import { forEachDatabase } from '../support/db.ts';
+import { restClient } from '../support/agent.ts';
+import { startServer, type TestServer } from '../support/server.ts';
+import { bothVersionsErrors } from '../support/schemas.ts';
+
+forEachDatabase<TestServer>(
+  'test agent controls',
+  (adapter, schema) => startServer(adapter, schema, preset.plugins.slice(1), { env: { PROTOCOL_NAMESPACE: 'adcp' } }),
+  (s) => s.close(),
+  (get) => {
+    test('seed_creative_format: the account that seeded formats lists exactly those, paged; other callers keep the catalog', async () => {
+      const sales = restClient(get(), TEST_TOKEN, '/sales');
+      const account = { account_id: `acct_seeded_formats_${Date.now()}` };
+      for (const [i, name] of ['Seeded A', 'Seeded B'].entries()) {
+        const seeded = await sales.call('comply_test_controller', {
+          account,
+          scenario: 'seed_creative_format',
+          params: { format_id: `seeded_format_${i}`, fixture: { name, type: 'display' } },
+        });
+        expect(seeded.body.success).toBe(true);
+      }
+      const first = await sales.call('list_creative_formats', { account, pagination: { max_results: 1 } });
+      expect(bothVersionsErrors('creative/list-creative-formats-response.json', first.body)).toEqual([]);
+      expect(first.body.formats.map((f: any) => f.format_id.id)).toEqual(['seeded_format_0']);
+      expect(first.body.pagination.has_more).toBe(true);
+      const second = await sales.call('list_creative_formats', { account, pagination: { max_results: 1, cursor: first.body.pagination.cursor } });
+      expect(second.body.formats.map((f: any) => f.name)).toEqual(['Seeded B']);
+      expect(second.body.pagination.has_more).toBe(false);
+      // Without the account (or under another one) the catalog is unchanged.
+      const catalog = await sales.call('list_creative_formats', { pagination: { max_results: 100 } });
+      expect(catalog.body.formats.length).toBeGreaterThan(10);
+      expect(catalog.body.formats.some((f: any) => f.format_id.id.startsWith('seeded_format_'))).toBe(false);
+      const noAccount = await sales.call('comply_test_controller', { scenario: 'seed_creative_format', params: { format_id: 'x' } });
+      expect(noAccount.body).toMatchObject({ success: false, error: 'INVALID_PARAMS' });
+    });
+
+    test('force_session_status: a session ended by the controller refuses further messages', async () => {
+      const brand = restClient(get(), TEST_TOKEN, '/brand');
+      const opened = await brand.call('si_initiate_session', {
+        idempotency_key: `controls-session-${Date.now()}`,
+        intent: 'comply test',
+        identity: { consent_granted: true },
+      });
+      const session = opened.body.session_id;
+      const forced = await brand.call('comply_test_controller', {
+        scenario: 'force_session_status',
+        params: { session_id: session, status: 'terminated', termination_reason: 'session_timeout' },
+      });
+      expect(forced.body).toMatchObject({ success: true, previous_state: 'active', current_state: 'terminated' });
+      const refused = await brand.call('si_send_message', { idempotency_key: `controls-message-${Date.now()}`, session_id: session, message: 'still there?' });
+      expect(refused.body.code).toBe('SESSION_TERMINATED');
+      const again = await brand.call('comply_test_controller', { scenario: 'force_session_status', params: { session_id: session, status: 'complete' } });
+      expect(again.body).toMatchObject({ success: false, error: 'INVALID_TRANSITION', current_state: 'terminated' });
+      const unknown = await brand.call('comply_test_controller', {
+        scenario: 'force_session_status',
+        params: { session_id: '01900000-0000-7000-8000-000000000009', status: 'terminated' },
+      });
+      expect(unknown.body).toMatchObject({ success: false, error: 'NOT_FOUND' });
+    });
+  },
+);

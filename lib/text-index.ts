@@ -1,0 +1,76 @@
+import MiniSearch from 'minisearch';
+import { stemmer } from 'stemmer';
+import { eng } from 'stopword';
+
+/**
+ * Full-text ranking of a catalog held in memory: MiniSearch (BM25 with per-field boosts) over
+ * English words, stop words dropped and the rest stemmed (Porter), so `streaming` finds `streams`
+ * and `shoppers` finds `shopper`. Built once per catalog copy and never changed: a change of the
+ * catalog builds a new index with the new copy.
+ */
+
+/** A searchable field of a catalog entry, and how much more a match there counts than a boost of 1. */
+export interface TextField<D> {
+  name: string;
+  boost: number;
+  text(doc: D): string;
+}
+
+const STOP_WORDS = new Set(eng);
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/** Longest query read: a brief pasted whole ranks by its first words. */
+const MAX_QUERY_WORDS = 32;
+
+/** A word as the index keys it (null: not indexed): lowercase, no stop words or single letters, stemmed. */
+function termOf(word: string): string | null {
+  const w = word.toLowerCase();
+  return w.length < 2 || STOP_WORDS.has(w) ? null : stemmer(w);
+}
+
+const tokenize = (text: string) => text.match(WORD) ?? [];
+
+/** Whether a text has a word the index would look up (a query of stop words only matches nothing). */
+export const hasTerms = (text: string) => tokenize(text).some((w) => termOf(w) !== null);
+
+/**
+ * How a query term matches: exactly, and as a prefix once it has 4+ letters (`auto` finds
+ * `automotive`); a longer one also within one edit per 5 letters (`recipies` finds `recipes`).
+ * MiniSearch scores prefix and fuzzy matches below exact ones.
+ */
+const SEARCH = {
+  combineWith: 'OR',
+  prefix: (term: string) => term.length >= 4,
+  fuzzy: (term: string) => (term.length >= 6 ? 0.2 : false),
+} as const;
+
+interface Doc {
+  i: number;
+}
+
+/** The index of one catalog copy: documents are the copy's entries, named by their position. */
+export class TextIndex<D> {
+  private readonly search: MiniSearch<Doc>;
+
+  constructor(docs: readonly D[], fields: readonly TextField<D>[]) {
+    const byName = new Map(fields.map((f) => [f.name, f]));
+    this.search = new MiniSearch<Doc>({
+      idField: 'i',
+      fields: fields.map((f) => f.name),
+      extractField: (doc, field) => (field === 'i' ? doc.i : byName.get(field)!.text(docs[doc.i]!)) as string,
+      tokenize,
+      processTerm: termOf,
+      searchOptions: { ...SEARCH, boost: Object.fromEntries(fields.map((f) => [f.name, f.boost])) },
+    });
+    this.search.addAll(docs.map((_, i) => ({ i })));
+  }
+
+  /** Score of every entry matching a word of the query (by position); empty when the query has no word to look up. */
+  rank(query: string): Map<number, number> {
+    const words = tokenize(query).slice(0, MAX_QUERY_WORDS).join(' ');
+    const scores = new Map<number, number>();
+    if (!words) return scores;
+    for (const hit of this.search.search(words)) scores.set(hit.id as number, hit.score);
+    return scores;
+  }
+}

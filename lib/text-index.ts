@@ -21,6 +21,9 @@ const WORD = /[\p{L}\p{N}]+/gu;
 
 /** Longest query read: a brief pasted whole ranks by its first words. */
 const MAX_QUERY_WORDS = 32;
+/** Bounds of the rankings an index keeps (queries, and scores over all of them); past either it starts afresh. */
+const MAX_RANKINGS = 1000;
+const MAX_SCORES = 200_000;
 
 /** A word as the index keys it (null: not indexed): lowercase, no stop words or single letters, stemmed. */
 function termOf(word: string): string | null {
@@ -48,9 +51,15 @@ interface Doc {
   i: number;
 }
 
-/** The index of one catalog copy: documents are the copy's entries, named by their position. */
+/**
+ * The index of one catalog copy: documents are the copy's entries, named by their position. The
+ * copy never changes, so a query's ranking stays exact while the index lives: the same few specs
+ * and briefs are asked again and again, and each is ranked once.
+ */
 export class TextIndex<D> {
   private readonly search: MiniSearch<Doc>;
+  private readonly rankings = new Map<string, Map<number, number>>();
+  private scores = 0;
 
   constructor(docs: readonly D[], fields: readonly TextField<D>[]) {
     const byName = new Map(fields.map((f) => [f.name, f]));
@@ -65,12 +74,19 @@ export class TextIndex<D> {
     this.search.addAll(docs.map((_, i) => ({ i })));
   }
 
-  /** Score of every entry matching a word of the query (by position); empty when the query has no word to look up. */
-  rank(query: string): Map<number, number> {
+  /** Score of every entry matching a word of the query (by position); empty when the query has no word to look up. Read-only. */
+  rank(query: string): ReadonlyMap<number, number> {
+    let scores = this.rankings.get(query);
+    if (scores) return scores;
+    scores = new Map();
     const words = tokenize(query).slice(0, MAX_QUERY_WORDS).join(' ');
-    const scores = new Map<number, number>();
-    if (!words) return scores;
-    for (const hit of this.search.search(words)) scores.set(hit.id as number, hit.score);
+    if (words) for (const hit of this.search.search(words)) scores.set(hit.id as number, hit.score);
+    if (this.rankings.size >= MAX_RANKINGS || this.scores + scores.size > MAX_SCORES) {
+      this.rankings.clear(); // bounded; a miss only costs ranking again
+      this.scores = 0;
+    }
+    this.rankings.set(query, scores);
+    this.scores += scores.size;
     return scores;
   }
 }

@@ -19,17 +19,12 @@ interface Entry {
   hasFixedPrice: boolean;
 }
 
-/** Rankings kept per copy: the same few briefs are asked again and again. */
-const MAX_RANKINGS = 1000;
-
 /** One instance's copy of the product catalog, as loaded at `version`, with its text index. Read-only once loaded. */
 export interface ProductCatalog {
   version: string;
   entries: Entry[];
   byId: Map<string, number>;
   index: TextIndex<Product>;
-  /** Brief -> score by entry: the copy never changes, so a ranking stays exact while the copy lives. */
-  rankings: Map<string, Map<number, number>>;
 }
 
 /** Read the version first: data read after it is at least that new, so an equal version later means no write since. */
@@ -55,18 +50,7 @@ export async function loadCatalog(db: Queryable): Promise<ProductCatalog> {
     entries,
     byId: new Map(entries.map((e, i) => [e.product.product_id, i])),
     index: productIndex(entries.map((e) => e.product)),
-    rankings: new Map(),
   };
-}
-
-/** A product's text score for a brief, from the copy's index (computed once per brief and copy). */
-function ranking(c: ProductCatalog, brief: string): Map<number, number> {
-  let scores = c.rankings.get(brief);
-  if (!scores) {
-    if (c.rankings.size >= MAX_RANKINGS) c.rankings.clear(); // bounded; a miss only costs ranking again
-    c.rankings.set(brief, (scores = c.index.rank(brief)));
-  }
-  return scores;
 }
 
 interface Candidate {
@@ -104,7 +88,7 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery): ProductPage {
   const offset = q.cursor ? decodeCursor(q.cursor, print) : 0;
   const words = q.brief ? briefWords(q.brief) : [];
   // Text relevance: the products matching a word of the brief, with their scores.
-  const scores = words.length ? ranking(c, q.brief!) : null;
+  const scores = words.length ? c.index.rank(q.brief!) : null;
 
   // Similarity to `similarTo`: the distinct channels and tags of those products.
   let similar: { ids: Set<string>; channels: Set<string>; tags: Set<string> } | null = null;

@@ -17,17 +17,12 @@ interface Entry {
   providerKey: string;
 }
 
-/** Rankings kept per copy: the same few specs are asked again and again. */
-const MAX_RANKINGS = 1000;
-
 /** One instance's copy of the signal catalog, as loaded at `version`, with its text index. Read-only once loaded. */
 export interface Catalog {
   version: string;
   entries: Entry[];
   byId: Map<string, number>;
   index: TextIndex<SignalRow>;
-  /** Spec -> score by entry: the copy never changes, so a ranking stays exact while the copy lives. */
-  rankings: Map<string, Map<number, number>>;
   destinations: Map<string, DestinationRow>;
   /** Answer members built from this copy's rows (one agent URL per deployment). */
   rendered: RenderCache;
@@ -56,7 +51,6 @@ export async function loadCatalog(db: Queryable): Promise<Catalog> {
     entries,
     byId: new Map(entries.map((e, i) => [e.row.id, i])),
     index: signalIndex(entries.map((e) => e.row)),
-    rankings: new Map(),
     destinations: new Map(destinations.map((d) => [d.key, d])),
     rendered: new Map(),
   };
@@ -64,16 +58,6 @@ export async function loadCatalog(db: Queryable): Promise<Catalog> {
 
 /** Ids are ASCII ([A-Za-z0-9_-]): code unit order is byte order, whatever the database's collation. */
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** A signal's text score for a spec, from the copy's index (computed once per spec and copy). */
-function ranking(c: Catalog, spec: string): Map<number, number> {
-  let scores = c.rankings.get(spec);
-  if (!scores) {
-    if (c.rankings.size >= MAX_RANKINGS) c.rankings.clear(); // bounded; a miss only costs ranking again
-    c.rankings.set(spec, (scores = c.index.rank(spec)));
-  }
-  return scores;
-}
 
 /** A signal matching a search, with what orders it. */
 interface Candidate {
@@ -145,7 +129,7 @@ export class SignalsCatalog {
    * filtered, in ranking order from after `f.after`, and whether more follow.
    */
   search(c: Catalog, f: SearchFilters): SearchPage {
-    const ranks = f.spec ? ranking(c, f.spec) : new Map<number, number>();
+    const ranks = f.spec ? c.index.rank(f.spec) : new Map<number, number>();
     const orgId = f.orgId.toLowerCase();
     const anchored = new Set<number>();
     for (const l of f.lookups ?? []) {

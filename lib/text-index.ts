@@ -1,11 +1,12 @@
 import MiniSearch from 'minisearch';
-import { stemmer } from 'stemmer';
+import stem from 'wink-porter2-stemmer';
 import { eng } from 'stopword';
 
 /**
  * Full-text ranking of a catalog held in memory: MiniSearch (BM25 with per-field boosts) over
- * English words, stop words dropped and the rest stemmed (Porter), so `streaming` finds `streams`
- * and `shoppers` finds `shopper`. Built once per catalog copy and never changed: a change of the
+ * English words, stop words dropped and the rest stemmed (Porter2, the Snowball English stemmer
+ * Postgres uses too), so `streaming` finds `streams` and `shoppers` finds `shopper`, while `news`
+ * stays apart from `new`. Built once per catalog copy and never changed: a change of the
  * catalog builds a new index with the new copy.
  */
 
@@ -28,13 +29,10 @@ const MAX_SCORES = 200_000;
 /** A word as the index keys it (null: not indexed): lowercase, no stop words or single letters, stemmed. */
 function termOf(word: string): string | null {
   const w = word.toLowerCase();
-  return w.length < 2 || STOP_WORDS.has(w) ? null : stemmer(w);
+  return w.length < 2 || STOP_WORDS.has(w) ? null : stem(w);
 }
 
 const tokenize = (text: string) => text.match(WORD) ?? [];
-
-/** Whether a text has a word the index would look up (a query of stop words only matches nothing). */
-export const hasTerms = (text: string) => tokenize(text).some((w) => termOf(w) !== null);
 
 /**
  * How a query term matches: exactly, and as a prefix once it has 4+ letters (`auto` finds

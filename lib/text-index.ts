@@ -26,10 +26,16 @@ const MAX_QUERY_WORDS = 32;
 const MAX_RANKINGS = 1000;
 const MAX_SCORES = 200_000;
 
-/** A word as the index keys it (null: not indexed): lowercase, no stop words or single letters, stemmed. */
+const NUMBER = /^\p{N}+$/u;
+
+/**
+ * A word as the index keys it (null: not indexed): lowercase, stemmed; no stop words, single
+ * letters or bare numbers (a brief's numbers are budgets, dates and ages: `adults 25-54` must not
+ * outrank what the brief asks for on `25` and `54`; `300x250` or `4k` are words and stay).
+ */
 function termOf(word: string): string | null {
   const w = word.toLowerCase();
-  return w.length < 2 || STOP_WORDS.has(w) ? null : stem(w);
+  return w.length < 2 || STOP_WORDS.has(w) || NUMBER.test(w) ? null : stem(w);
 }
 
 const tokenize = (text: string) => text.match(WORD) ?? [];

@@ -37,8 +37,8 @@ test('4+ letters also match as a prefix (auto finds automotive); 6+ letters with
   expect(ranked('recipies')).toEqual(['Recipe savers']);
 });
 
-test('a query of stop words and single letters matches nothing', () => {
-  expect(ranked('the and of a')).toEqual([]);
+test('a query of stop words, single letters and bare numbers matches nothing', () => {
+  expect(ranked('the and of a 25 54')).toEqual([]);
   expect(ranked('the sports x')).toEqual(['Live sports streams', 'Cooking fans']);
 });
 

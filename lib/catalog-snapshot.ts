@@ -15,6 +15,8 @@ const MAX_ROUNDS = 5;
  *   that started after the last notification, for at most MAX_ROUNDS loads under a stream of
  *   changes, then gets the newest copy.
  * - A failed load leaves the previous copy in place, still stale; the error reaches the readers.
+ * - Current as of a call: `settled` tells when the copy needs no proof; otherwise the caller reads
+ *   the catalog version (after the call began) and compares it with the copy's.
  * Values are shared by every reader: read-only by convention.
  */
 export class CatalogSnapshot<T> {
@@ -23,7 +25,14 @@ export class CatalogSnapshot<T> {
   private generation = 0;
   private loading: Promise<T> | null = null;
 
-  constructor(private readonly load: () => Promise<T>) {}
+  /**
+   * `local`: the database delivers notifications before the writing call returns (PGlite: this
+   * process is its only client), so a copy no notification has made stale holds every committed write.
+   */
+  constructor(
+    private readonly load: () => Promise<T>,
+    private readonly local = false,
+  ) {}
 
   /** The copy is stale: a change was announced (or may have been missed). */
   invalidate(): void {
@@ -33,6 +42,15 @@ export class CatalogSnapshot<T> {
   /** Whether a loaded copy is current (no change announced since its load started). */
   get fresh(): boolean {
     return this.value !== undefined && this.valueGeneration === this.generation;
+  }
+
+  /**
+   * Whether `copy` holds every write committed before this call without reading the version: on a
+   * local database, when it is the loaded copy and no notification has made it stale. Elsewhere
+   * never (a notification may still be on its way).
+   */
+  settled(copy: T): boolean {
+    return this.local && this.fresh && this.value === copy;
   }
 
   /** The newest loaded copy, current or not, without loading (diagnostics and tests). */

@@ -106,23 +106,19 @@ export async function importCatalog(db: DatabasePort, raw: unknown): Promise<{ p
 export async function upsertProduct(tx: Queryable, p: CatalogProduct, position: number): Promise<void> {
   const currencies = [...new Set(p.pricing_options.map((o) => o.currency))];
   const hasFixed = p.pricing_options.some((o) => o.fixed_price !== undefined);
-  const keywords = [...p.channels.map((c) => c.replace(/_/g, ' ')), ...p.tags].join(' ');
   await tx.query(sql`
     INSERT INTO inventory_products (product_id, name, description, publisher_properties, channels, delivery_type, format_ids, format_keys,
-      pricing_options, currencies, has_fixed_price, tags, countries, daily_avails, ctr, position, search, updated_at)
+      pricing_options, currencies, has_fixed_price, tags, countries, daily_avails, ctr, position, updated_at)
     VALUES (${p.product_id}::text, ${p.name}::text, ${p.description}::text, ${p.publisher_properties}::jsonb, ${p.channels}::text[],
       ${p.delivery_type}::text, ${p.format_ids}::jsonb, ${p.format_ids.map(formatKey)}::text[], ${p.pricing_options}::jsonb,
       ${currencies}::text[], ${hasFixed}::boolean, ${p.tags}::text[], ${p.countries}::text[], ${p.daily_avails}::bigint, ${p.ctr}::numeric,
-      ${position}::int,
-      setweight(to_tsvector('english', ${p.name}::text), 'A') || setweight(to_tsvector('english', ${keywords}::text), 'B')
-        || setweight(to_tsvector('english', ${p.description}::text), 'C'),
-      now())
+      ${position}::int, now())
     ON CONFLICT (product_id) DO UPDATE SET
       name = EXCLUDED.name, description = EXCLUDED.description, publisher_properties = EXCLUDED.publisher_properties,
       channels = EXCLUDED.channels, delivery_type = EXCLUDED.delivery_type, format_ids = EXCLUDED.format_ids,
       format_keys = EXCLUDED.format_keys, pricing_options = EXCLUDED.pricing_options, currencies = EXCLUDED.currencies,
       has_fixed_price = EXCLUDED.has_fixed_price, tags = EXCLUDED.tags, countries = EXCLUDED.countries,
-      daily_avails = EXCLUDED.daily_avails, ctr = EXCLUDED.ctr, search = EXCLUDED.search, updated_at = now()`);
+      daily_avails = EXCLUDED.daily_avails, ctr = EXCLUDED.ctr, updated_at = now()`);
 }
 
 export async function countProducts(db: Queryable): Promise<number> {

@@ -20,9 +20,9 @@ const options = v.object({
 
 /**
  * The Inventory port on a database catalog: products imported from JSON (`bun run sales import`),
- * ranked by a brief as Postgres full-text search ranks them, filtered, paged, and forecast from each
+ * ranked by a brief with the catalog's text index (product-index.ts), filtered, paged, and forecast from each
  * product's daily availability and pricing. Searches and lookups are answered from each instance's
- * copy of the catalog, kept exact (memory-inventory.ts).
+ * copy of the catalog, current as of each call (memory-inventory.ts).
  */
 export default definePlugin({
   name: 'inventory-db',

@@ -1,15 +1,15 @@
 import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { Product, ProductPage, ProductQuery, RankedProduct } from '../../core/ports/inventory.ts';
-import { compareLexemes, lowerBound, matchingLexemes, parseTsvector, type QueryOperand } from '../../lib/text-search.ts';
+import type { TextIndex } from '../../lib/text-index.ts';
 import { formatKey, PRODUCT_COLUMNS, toProduct, type ProductRow } from './catalog.ts';
-import { relevance } from './brief.ts';
+import { briefWords, relevance } from './brief.ts';
 import { decodeCursor, encodeCursor, fingerprint } from './cursor.ts';
-import { lexemeWeight, rankCd } from './rank-cd.ts';
+import { productIndex } from './product-index.ts';
 
 interface Entry {
   product: Product;
-  /** Position in `ORDER BY position, product_id` (the database's collation orders ids, not JS). */
+  /** Position in catalog order (`position`, then product_id). */
   order: number;
   /** Distinct channels and tags (similarity counts set intersections). */
   channels: string[];
@@ -19,36 +19,23 @@ interface Entry {
   hasFixedPrice: boolean;
 }
 
-/** A product holding a lexeme, and what the lexeme adds to its rank there (lexemeWeight). */
-interface Posting {
-  entry: number;
-  weight: number;
-}
-
-/** One instance's copy of the product catalog, as loaded at `version`. Read-only once loaded. */
+/** One instance's copy of the product catalog, as loaded at `version`, with its text index. Read-only once loaded. */
 export interface ProductCatalog {
   version: string;
   entries: Entry[];
   byId: Map<string, number>;
-  /** Every lexeme of the catalog sorted as Postgres sorts them, and the postings of each (same index). */
-  lexemes: string[];
-  postings: Posting[][];
+  index: TextIndex<Product>;
 }
 
 /** Read the version first: data read after it is at least that new, so an equal version later means no write since. */
 export async function loadCatalog(db: Queryable): Promise<ProductCatalog> {
   const [v] = await db.query<{ version: string }>(sql`SELECT version::text AS version FROM inventory_catalog_version`);
-  const rows = await db.query<ProductRow & { format_keys: string[]; currencies: string[]; has_fixed_price: boolean; search_text: string }>(sql`
-    SELECT ${PRODUCT_COLUMNS}, format_keys, currencies, has_fixed_price, search::text AS search_text
-    FROM inventory_products ORDER BY position, product_id`);
-  const byLexeme = new Map<string, Posting[]>();
-  const entries = rows.map((r, i): Entry => {
-    for (const lexeme of parseTsvector(r.search_text)) {
-      let list = byLexeme.get(lexeme.text);
-      if (!list) byLexeme.set(lexeme.text, (list = []));
-      list.push({ entry: i, weight: lexemeWeight(lexeme.weights) });
-    }
-    return {
+  const rows = await db.query<ProductRow & { position: number; format_keys: string[]; currencies: string[]; has_fixed_price: boolean }>(sql`
+    SELECT ${PRODUCT_COLUMNS}, position, format_keys, currencies, has_fixed_price FROM inventory_products`);
+  // Ids are ASCII: code unit order is byte order, whatever the database's collation.
+  rows.sort((a, b) => a.position - b.position || (a.product_id < b.product_id ? -1 : a.product_id > b.product_id ? 1 : 0));
+  const entries = rows.map(
+    (r, i): Entry => ({
       product: toProduct(r),
       order: i,
       channels: [...new Set(r.channels)],
@@ -56,33 +43,35 @@ export async function loadCatalog(db: Queryable): Promise<ProductCatalog> {
       formatKeys: r.format_keys,
       currencies: r.currencies,
       hasFixedPrice: r.has_fixed_price,
-    };
-  });
-  const lexemes = [...byLexeme.keys()].sort(compareLexemes);
+    }),
+  );
   return {
     version: v?.version ?? '',
     entries,
     byId: new Map(entries.map((e, i) => [e.product.product_id, i])),
-    lexemes,
-    postings: lexemes.map((l) => byLexeme.get(l)!),
+    index: productIndex(entries.map((e) => e.product)),
   };
 }
-
-/** Largest value of a Postgres int (LIMIT and OFFSET are cast to int: larger ones fail there). */
-const INT4_MAX = 2 ** 31 - 1;
 
 interface Candidate {
   entry: Entry;
   rank: number;
 }
 
-/** ORDER BY rank DESC, position, product_id (a total order: `order` is unique). */
+/** Score, then catalog order: a total order (`order` is unique), which offset cursors page without repeats or gaps. */
 const compare = (a: Candidate, b: Candidate) => (a.rank === b.rank ? a.entry.order - b.entry.order : a.rank > b.rank ? -1 : 1);
 
 /** Insert `c` into `best` (sorted by compare, at most `keep` long) when it ranks among the first `keep`. */
 function keepBest(best: Candidate[], c: Candidate, keep: number): void {
   if (best.length === keep && compare(c, best[keep - 1]!) >= 0) return;
-  best.splice(lowerBound(best, c, compare), 0, c);
+  let lo = 0;
+  let hi = best.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compare(best[mid]!, c) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  best.splice(lo, 0, c);
   if (best.length > keep) best.pop();
 }
 
@@ -90,31 +79,16 @@ const overlaps = (values: readonly string[], set: Set<string> | null) => set ===
 const setOf = (values: readonly string[] | undefined) => (values?.length ? new Set(values) : null);
 
 /**
- * One page as searchProducts ranks, filters and pages it, from a copy. `words` are the brief's
- * (briefWords), `operands` their query's as the database parses it (orQueryOperands); null when
- * memory does not reproduce the search (a query that is not a plain OR, a page outside what the
- * database accepts): the caller then asks the database. A bad cursor fails as it does there.
+ * One page of a search from a copy: text score of the brief (the copy's index, product-index.ts)
+ * plus similarity to `similarTo` products (shared channels x2, shared tags), then catalog order;
+ * filtered, and paged by offset. A bad cursor is INVALID_REQUEST.
  */
-export function searchCatalog(c: ProductCatalog, q: ProductQuery, words: readonly string[], operands: readonly QueryOperand[] | null): ProductPage | null {
-  if (words.length && operands === null) return null;
-  if (!Number.isSafeInteger(q.limit) || q.limit < 0 || q.limit >= INT4_MAX) return null;
+export function searchCatalog(c: ProductCatalog, q: ProductQuery): ProductPage {
   const print = fingerprint(q);
   const offset = q.cursor ? decodeCursor(q.cursor, print) : 0;
-  if (offset > INT4_MAX) return null;
-
-  // Text relevance: per matching product, the weights of its matched lexemes (each lexeme once, however many operands match it).
-  let sums: Map<number, number> | null = null;
-  if (words.length) {
-    sums = new Map();
-    const seen = new Set<number>();
-    for (const o of operands!) {
-      for (const lexeme of matchingLexemes(c.lexemes, o)) {
-        if (seen.has(lexeme)) continue;
-        seen.add(lexeme);
-        for (const p of c.postings[lexeme]!) sums.set(p.entry, (sums.get(p.entry) ?? 0) + p.weight);
-      }
-    }
-  }
+  const words = q.brief ? briefWords(q.brief) : [];
+  // Text relevance: the products matching a word of the brief, with their scores.
+  const scores = words.length ? c.index.rank(q.brief!) : null;
 
   // Similarity to `similarTo`: the distinct channels and tags of those products.
   let similar: { ids: Set<string>; channels: Set<string>; tags: Set<string> } | null = null;
@@ -153,8 +127,7 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery, words: readonl
     if (!overlaps(e.formatKeys, formats)) return;
     if (!overlaps(e.currencies, currencies)) return;
     if (q.fixedPrice !== undefined && e.hasFixedPrice !== q.fixedPrice) return;
-    let rank = 0;
-    if (sums) rank = rankCd(sums.get(i)!);
+    let rank = scores ? scores.get(i)! : 0;
     if (similar) {
       if (similar.ids.has(p.product_id)) return;
       let similarity = 0;
@@ -167,7 +140,7 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery, words: readonl
     if (sortLater) all.push({ entry: e, rank });
     else keepBest(best, { entry: e, rank }, keep);
   };
-  if (sums) for (const i of sums.keys()) consider(i);
+  if (scores) for (const i of scores.keys()) consider(i);
   else for (let i = 0; i < c.entries.length; i++) consider(i);
   const ordered = sortLater ? all.sort(compare) : best;
 
@@ -177,7 +150,7 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery, words: readonl
     if (words.length) p.brief_relevance = relevance(words, p);
     return p;
   });
-  // The database counts matches beside the rows it returns: none past the last page.
+  // Counted beside the rows returned: none past the last page.
   return { products: page, total: rows.length ? matches : 0, ...(rows.length > q.limit ? { cursor: encodeCursor(offset + q.limit, print) } : {}) };
 }
 

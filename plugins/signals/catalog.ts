@@ -133,49 +133,24 @@ export async function importCatalog(db: DatabasePort, raw: unknown): Promise<{ s
 async function upsertSignal(tx: Queryable, s: SeedSignal): Promise<void> {
   const platforms = s.platforms.map((p) => ({ ...p, platform: p.platform.toLowerCase() }));
   const agents = s.agents.map((a) => ({ ...a, agent_url: normalizeAgentUrl(a.agent_url) ?? a.agent_url }));
-  const tags = s.tags.join(' ');
   await tx.query(sql`
     INSERT INTO signals (id, name, description, signal_type, data_provider, data_provider_domain, coverage_percentage, cpm, currency,
-                         tags, countries, owner_org, platforms, agents, platform_names, agent_urls, search, updated_at)
+                         tags, countries, owner_org, platforms, agents, platform_names, agent_urls, updated_at)
     VALUES (${s.id}::text, ${s.name}::text, ${s.description}::text, ${s.signal_type}::text, ${s.data_provider}::text,
             ${s.data_provider_domain ?? null}::text, ${s.coverage_percentage}::numeric, ${s.pricing?.cpm ?? null}::numeric,
             ${s.pricing?.currency ?? null}::text, ${s.tags}::text[], ${s.countries}::text[], ${s.owner_org ?? null}::uuid,
-            ${platforms}::jsonb, ${agents}::jsonb, ${platforms.map((p) => p.platform)}::text[], ${agents.map((a) => a.agent_url)}::text[],
-            setweight(to_tsvector('english', ${s.name}::text), 'A') || setweight(to_tsvector('english', ${tags}::text), 'B')
-              || setweight(to_tsvector('english', ${s.description}::text), 'C'),
-            now())
+            ${platforms}::jsonb, ${agents}::jsonb, ${platforms.map((p) => p.platform)}::text[], ${agents.map((a) => a.agent_url)}::text[], now())
     ON CONFLICT (id) DO UPDATE SET
       name = EXCLUDED.name, description = EXCLUDED.description, signal_type = EXCLUDED.signal_type,
       data_provider = EXCLUDED.data_provider, data_provider_domain = EXCLUDED.data_provider_domain,
       coverage_percentage = EXCLUDED.coverage_percentage, cpm = EXCLUDED.cpm, currency = EXCLUDED.currency,
       tags = EXCLUDED.tags, countries = EXCLUDED.countries, owner_org = EXCLUDED.owner_org, platforms = EXCLUDED.platforms,
-      agents = EXCLUDED.agents, platform_names = EXCLUDED.platform_names, agent_urls = EXCLUDED.agent_urls,
-      search = EXCLUDED.search, updated_at = now()`);
+      agents = EXCLUDED.agents, platform_names = EXCLUDED.platform_names, agent_urls = EXCLUDED.agent_urls, updated_at = now()`);
 }
 
 export async function countSignals(db: Queryable): Promise<number> {
   const [row] = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM signals`);
   return row?.n ?? 0;
-}
-
-/**
- * Words of a free-text spec as an OR query; words of 4+ letters also match as prefixes
- * (`shop` finds `shoppers`), shorter ones only exactly (`new` must not find `news`).
- */
-export function specQuery(spec: string): string {
-  let query = specQueries.get(spec);
-  if (query === undefined) {
-    if (specQueries.size >= 1000) specQueries.clear(); // bounded; a miss only costs recomputing
-    specQueries.set(spec, (query = specQueryOf(spec)));
-  }
-  return query;
-}
-/** Specs seen recently: the same few are asked again and again. */
-const specQueries = new Map<string, string>();
-
-function specQueryOf(spec: string): string {
-  const words = [...new Set(spec.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].filter((w) => w.length > 1).slice(0, 32);
-  return words.map((w) => (w.length >= 4 ? `${w}:*` : w)).join(' | ');
 }
 
 /** A signal named by a lookup (`signal_ids` / `signal_refs`): its id, and the data provider when the reference names one. */
@@ -186,7 +161,7 @@ export interface SignalLookup {
 
 export interface SearchFilters {
   orgId: string;
-  /** Natural-language spec (ranked by text relevance). */
+  /** Natural-language spec (ranked by the catalog's text index, signal-index.ts). */
   spec?: string;
   /** Signals looked up by reference: they match whatever the spec says and come first. */
   lookups?: SignalLookup[];
@@ -206,59 +181,6 @@ export interface SearchPage {
   rows: SignalRow[];
   keys: SignalsCursor[];
   hasMore: boolean;
-}
-
-/**
- * Signals visible to the organization, matching the filters and the spec or lookups, in the
- * ranking order (looked-up signals first, then text relevance of the spec, coverage, id: a total
- * order) and from after `after`, each with the caller's activations of it, in one query.
- * Fetches one row more than the page to tell whether more follow.
- * The reference ranking: get_signals answers from memory (memory-catalog.ts) and falls back to
- * this for what memory does not reproduce; test/signals/memory-ranking.test.ts holds both equal.
- */
-export async function searchSignalsSql(db: Queryable, f: SearchFilters, principalId: string): Promise<SearchPage & { activations: ActivationRow[] }> {
-  const query = f.spec ? specQuery(f.spec) : '';
-  const lookups = f.lookups ?? [];
-  if (!query && !lookups.length) return { rows: [], keys: [], activations: [], hasMore: false };
-  const anchor = lookups.length
-    ? sql`EXISTS (SELECT 1 FROM unnest(${lookups.map((l) => l.id)}::text[], ${lookups.map((l) => l.domain ?? '')}::text[]) AS r(id, domain)
-        WHERE r.id = signals.id AND (r.domain = '' OR r.domain = signals.data_provider_domain))`
-    : sql`false`;
-  const textMatch = query ? sql`search @@ q.query` : sql`false`;
-  const where = [sql`(owner_org IS NULL OR owner_org = ${f.orgId}::uuid)`, sql`(${textMatch} OR ${anchor})`];
-  if (f.catalogTypes?.length) where.push(sql`signal_type = ANY(${f.catalogTypes}::text[])`);
-  if (f.dataProviders?.length) where.push(sql`lower(data_provider) = ANY(${f.dataProviders.map((p) => p.toLowerCase())}::text[])`);
-  // No incremental cost (owned) passes any CPM ceiling.
-  if (f.maxCpm !== undefined) where.push(sql`(cpm IS NULL OR cpm <= ${f.maxCpm}::numeric)`);
-  if (f.minCoverage !== undefined) where.push(sql`coverage_percentage >= ${f.minCoverage}::numeric`);
-  if (f.countries?.length) where.push(sql`(cardinality(countries) = 0 OR countries && ${f.countries}::text[])`);
-  if (f.platforms?.length) where.push(sql`platform_names && ${f.platforms}::text[]`);
-  const a = f.after;
-  const after = a
-    ? sql`WHERE anchor < ${a.anchor}::int OR (anchor = ${a.anchor}::int AND (rank < ${a.rank}::float8 OR (rank = ${a.rank}::float8
-        AND (coverage_percentage < ${a.coverage}::numeric OR (coverage_percentage = ${a.coverage}::numeric AND id > ${a.id}::text)))))`
-    : sql.empty;
-  const found = await db.query<SignalRow & { anchor: number; rank: number; coverage_key: string; activations: ActivationRow[] }>(sql`
-    WITH ranked AS (
-      SELECT ${SIGNAL_COLUMNS}, (${anchor})::int AS anchor, ${query ? sql`ts_rank(search, q.query)::float8` : sql`0::float8`} AS rank
-      FROM signals${query ? sql`, to_tsquery('english', ${query}::text) AS q(query)` : sql.empty}
-      WHERE ${sql.join(where, ' AND ')}),
-    page AS (
-      SELECT * FROM ranked ${after}
-      ORDER BY anchor DESC, rank DESC, coverage_percentage DESC, id
-      LIMIT ${f.limit + 1}::int)
-    SELECT page.*, page.coverage_percentage::text AS coverage_key, COALESCE((
-      SELECT jsonb_agg(jsonb_build_object('id', a.id::text, 'signal_id', a.signal_id, 'destination_key', a.destination_key,
-        'destination', a.destination, 'status', a.status, 'activation_key', a.activation_key,
-        'estimated_minutes', a.estimated_minutes, 'deployed_at', a.deployed_at))
-      FROM signal_activations a WHERE a.principal_id = ${principalId}::text AND a.signal_id = page.id), '[]'::jsonb) AS activations
-    FROM page ORDER BY anchor DESC, rank DESC, coverage_percentage DESC, id`);
-  const hasMore = found.length > f.limit;
-  const page = found.slice(0, f.limit);
-  const activations = page.flatMap((r) => r.activations);
-  const rows = page.map(({ activations: _a, anchor: _n, rank: _r, coverage_key: _c, ...row }) => row as SignalRow);
-  const keys = page.map((r) => ({ anchor: Number(r.anchor), rank: Number(r.rank), coverage: r.coverage_key, id: r.id }));
-  return { rows, keys, activations, hasMore };
 }
 
 /** Which activations a get_signals answer needs: the caller's, of the signals on its page. */
@@ -295,13 +217,6 @@ export function activationsOf(db: Queryable, principalId: string, limit: number)
   return db.query<ActivationRow>(sql`
     SELECT id::text, signal_id, destination_key, destination, status, activation_key, estimated_minutes, deployed_at
     FROM signal_activations WHERE principal_id = ${principalId}::text LIMIT ${limit}::int`);
-}
-
-export async function findDestinations(db: Queryable, keys: string[]): Promise<Map<string, DestinationRow>> {
-  const rows = await db.query<DestinationRow>(sql`
-    SELECT key, type, platform, agent_url, visibility, owner_org::text, allowed_orgs::text[] AS allowed_orgs
-    FROM signal_destinations WHERE key = ANY(${keys}::text[])`);
-  return new Map(rows.map((r) => [r.key, r]));
 }
 
 export interface ActivationRow {

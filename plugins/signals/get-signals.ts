@@ -1,19 +1,8 @@
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
-import type { DatabasePort } from '../../core/ports/database.ts';
 import { normalizeAgentUrl } from '../../lib/urls.ts';
-import {
-  agentKey,
-  findDestinations,
-  searchSignalsSql,
-  type ActivationRow,
-  type DestinationRow,
-  type SearchFilters,
-  type SearchPage,
-  type SignalLookup,
-  type SignalRow,
-} from './catalog.ts';
-import { queryOf, type SignalsCatalog } from './memory-catalog.ts';
+import { agentKey, type ActivationRow, type DestinationRow, type SearchFilters, type SearchPage, type SignalLookup, type SignalRow } from './catalog.ts';
+import type { SignalsCatalog } from './memory-catalog.ts';
 import type { ActivationReads } from './activation-reads.ts';
 import { decodeCursor, encodeCursor, fingerprintOf } from './cursor.ts';
 import { getSignalsInput, type Destination, type GetSignalsInput } from './inputs.ts';
@@ -43,9 +32,6 @@ function lookupsOf(input: GetSignalsInput, agentUrl: string): SignalLookup[] | u
   }
   return out;
 }
-
-/** Tries from memory before the database answers instead (each miss reloads the copy: the catalog changed meanwhile). */
-const MEMORY_ATTEMPTS = 3;
 
 const NOTHING: SearchPage = { rows: [], keys: [], hasMore: false };
 const isAgent = (d: Destination) => d.type === 'agent';
@@ -97,7 +83,7 @@ function planOf(input: GetSignalsInput, orgId: string, lookups: SignalLookup[] |
   return { targets, filters: empty ? null : query, fingerprint };
 }
 
-export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, reads: ActivationReads, options: RenderOptions) {
+export function getSignalsTask(catalog: SignalsCatalog, reads: ActivationReads, options: RenderOptions) {
   return defineTask({
     name: 'get_signals',
     description:
@@ -117,56 +103,36 @@ export function getSignalsTask(db: DatabasePort, catalog: SignalsCatalog, reads:
       const lookups = lookupsOf(input, options.agentUrl);
       const limit = Math.min(input.pagination?.max_results ?? input.max_results ?? DEFAULT_PAGE, MAX_PAGE);
 
-      let plan: Plan | null = null;
-      let page: SearchPage | null = null;
-      let activations: ActivationRow[] = [];
-      /** The copy an answer from memory came from (its render cache). */
-      let source: RenderCache | undefined;
-      for (let attempt = 0; attempt < MEMORY_ATTEMPTS; attempt++) {
-        const snapshot = await catalog.snapshot.get();
-        plan = planOf(input, principal.orgId, lookups, limit, snapshot.destinations);
-        const f = plan.filters;
-        const query = f ? queryOf(f) : '';
-        const found = !f || (!query && !f.lookups?.length) ? NOTHING : catalog.search(snapshot, f, query ? await catalog.operands(query) : []);
-        if (!found) break;
-        // The caller's activations, and what proves the copy current: the catalog version read with
-        // them (one query per round of requests), or on a local database the copy still being the
-        // current one (notifications arrive before a writing call returns).
-        const read = await reads.read(principal.id, found.rows.map(idOf));
-        const current = read.version === null ? catalog.snapshot.fresh && catalog.snapshot.peek() === snapshot : read.version === snapshot.version;
-        if (current) {
-          page = found;
-          activations = read.activations;
-          source = snapshot.rendered;
-          break;
+      // The answer comes from this instance's copy of the catalog, proven current by its snapshot
+      // or by the catalog version read with the caller's activations. A copy found behind (a write
+      // committed before its notification arrived) is reloaded; a copy loaded after the call began
+      // is current.
+      let snapshot = await catalog.snapshot.get();
+      let reloaded = false;
+      for (;;) {
+        const plan = planOf(input, principal.orgId, lookups, limit, snapshot.destinations);
+        const page = plan.filters ? catalog.search(snapshot, plan.filters) : NOTHING;
+        const read = await reads.read(principal.id, page.rows.map(idOf));
+        if (!reloaded && !catalog.snapshot.settled(snapshot) && read.version !== snapshot.version) {
+          snapshot = await catalog.snapshot.refresh();
+          reloaded = true;
+          continue;
         }
-        // A write committed after the copy was loaded and its notification is not here yet (or was lost).
-        if (catalog.snapshot.peek() === snapshot) await catalog.snapshot.refresh();
+        return answer(input, plan, page, read.activations, options, snapshot.rendered);
       }
-      if (!page) {
-        // What memory does not reproduce, or a catalog changing faster than it reloads: the database ranks.
-        const agents = (input.deliver_to?.deployments ?? input.destinations)?.filter(isAgent) ?? [];
-        const destinations = agents.length
-          ? await findDestinations(
-              db,
-              agents.map((d) => agentKey(d.agent_url)),
-            )
-          : new Map<string, DestinationRow>();
-        plan = planOf(input, principal.orgId, lookups, limit, destinations);
-        const found = plan.filters ? await searchSignalsSql(db, plan.filters, principal.id) : { ...NOTHING, activations: [] };
-        page = found;
-        activations = found.activations;
-      }
-      const { targets, fingerprint } = plan!;
-      const signals: Json[] = [];
-      for (const row of page.rows) signals.push(renderSignal(row, targets, activations, options, source));
-      const last = page.keys[page.keys.length - 1];
-      return {
-        signals,
-        // Activation state is the caller's: such an answer (or one for an account) is not shareable.
-        cache_scope: input.account || activations.length ? 'account' : 'public',
-        pagination: page.hasMore && last ? { has_more: true, cursor: encodeCursor(last, fingerprint) } : { has_more: false },
-      };
     },
   });
+}
+
+/** The get_signals answer of a page: its signals rendered for the targets with the caller's activations, and the next page's cursor. */
+function answer(input: GetSignalsInput, plan: Plan, page: SearchPage, activations: ActivationRow[], options: RenderOptions, cache: RenderCache): Json {
+  const signals: Json[] = [];
+  for (const row of page.rows) signals.push(renderSignal(row, plan.targets, activations, options, cache));
+  const last = page.keys[page.keys.length - 1];
+  return {
+    signals,
+    // Activation state is the caller's: such an answer (or one for an account) is not shareable.
+    cache_scope: input.account || activations.length ? 'account' : 'public',
+    pagination: page.hasMore && last ? { has_more: true, cursor: encodeCursor(last, plan.fingerprint) } : { has_more: false },
+  };
 }

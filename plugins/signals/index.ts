@@ -47,11 +47,11 @@ export default definePlugin({
       activationDelaySeconds: options.activationDelaySeconds,
       agentActivationMinutes: options.agentActivationMinutes,
     };
-    // get_signals answers from this copy of the catalog; every instance reloads it on change notifications.
+    // get_signals ranks with this copy of the catalog's text index; every instance reloads it on change notifications.
     const catalog = new SignalsCatalog(db);
     const reads = new ActivationReads(db);
     const unfollow: Array<() => Promise<void>> = [];
-    tasks.add(getSignalsTask(db, catalog, reads, taskOptions), activateSignalTask(db, ids, catalog, reads, taskOptions));
+    tasks.add(getSignalsTask(catalog, reads, taskOptions), activateSignalTask(db, ids, catalog, reads, taskOptions));
     const block: Json = { discovery_modes: ['brief'], features: { catalog_signals: true } };
     tasks.declareCapability({ protocol: 'signals', block: { signals: block }, specialisms: ['signal-marketplace', 'signal-owned'] });
     controller?.register(...signalsScenarios(db, clock, store, reads));

@@ -88,3 +88,20 @@ test('under a stream of changes a reader gets the newest copy after a bounded nu
   expect(await reader).toBe(5);
   expect(snapshot.fresh).toBe(false);
 });
+
+test('settled: on a local database a copy no change has made stale needs no version read; elsewhere, or once stale, it does', async () => {
+  const localLoader = manualLoader();
+  const local = new CatalogSnapshot(localLoader.load, true);
+  const first = local.get();
+  localLoader.finish();
+  const copy = await first;
+  expect(local.settled(copy)).toBe(true);
+  local.invalidate();
+  expect(local.settled(copy)).toBe(false);
+
+  const sharedLoader = manualLoader();
+  const shared = new CatalogSnapshot(sharedLoader.load);
+  const loading = shared.get();
+  sharedLoader.finish();
+  expect(shared.settled(await loading)).toBe(false);
+});

@@ -1,0 +1,47 @@
+import { expect, test } from 'bun:test';
+import { TextIndex } from '../../lib/text-index.ts';
+
+interface Doc {
+  name: string;
+  body: string;
+}
+
+const docs: Doc[] = [
+  { name: 'Live sports streams', body: 'Matches on connected TV' },
+  { name: 'Daily news readers', body: 'People reading news every day' },
+  { name: 'Automotive shoppers', body: 'In-market for a new car' },
+  { name: 'Recipe savers', body: 'Food lovers who save recipes' },
+  { name: 'Cooking fans', body: 'Readers of our sports and streaming coverage' },
+];
+const index = new TextIndex(docs, [
+  { name: 'name', boost: 3, text: (d) => d.name },
+  { name: 'body', boost: 1, text: (d) => d.body },
+]);
+/** Names of the matches, best first. */
+const ranked = (query: string) => [...index.rank(query)].sort((a, b) => b[1] - a[1]).map(([i]) => docs[i]!.name);
+
+test('stems: a word finds its other forms (streaming, streams)', () => {
+  expect(ranked('streaming')).toEqual(['Live sports streams', 'Cooking fans']);
+});
+
+test('a name match outranks the same word in the body (field boosts)', () => {
+  expect(ranked('sports')[0]).toBe('Live sports streams');
+});
+
+test('short words match only exactly: new does not find news (Porter2 keeps them apart)', () => {
+  expect(ranked('new')).toEqual(['Automotive shoppers']);
+});
+
+test('4+ letters also match as a prefix (auto finds automotive); 6+ letters within an edit (recipies finds recipes)', () => {
+  expect(ranked('auto')).toEqual(['Automotive shoppers']);
+  expect(ranked('recipies')).toEqual(['Recipe savers']);
+});
+
+test('a query of stop words, single letters and bare numbers matches nothing', () => {
+  expect(ranked('the and of a 25 54')).toEqual([]);
+  expect(ranked('the sports x')).toEqual(['Live sports streams', 'Cooking fans']);
+});
+
+test('a ranking is computed once per query and kept: the same map comes back', () => {
+  expect(index.rank('food lovers')).toBe(index.rank('food lovers'));
+});

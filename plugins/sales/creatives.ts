@@ -12,7 +12,7 @@ import { formatKey } from './formats.ts';
 import { decodeOffset, fingerprint, pageInfo } from './pagination.ts';
 import { addHistory, loadBuy, loadPackages, updateBuy, type PackageRow } from './buys/store.ts';
 import { requireAction, requireTransition } from './buys/status.ts';
-import { dueAt } from './lifecycle.ts';
+import { dueAt } from './buys/due.ts';
 import type { SalesDeps } from './deps.ts';
 
 /** A creative whose format id was checked with its creative agent. */

@@ -8,7 +8,7 @@ import { accountRef, brandRef, money, packageRequest, pushConfig, reportingWebho
 import { resolveAccount } from '../accounts.ts';
 import { checkMeasurementTerms } from '../measurement-terms.ts';
 import { sealChannel } from '../channels.ts';
-import { dueAt } from '../lifecycle.ts';
+import { dueAt } from './due.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
 import { addHistory, insertBuy, loadBuy, loadPackages, newBuy, updateBuy, type BuyRow, type ChannelConfig, type ReportingConfig } from './store.ts';
 import { renderBuy } from './render.ts';

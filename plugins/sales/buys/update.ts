@@ -17,7 +17,7 @@ import {
 } from '../schemas.ts';
 import { resolveAccount } from '../accounts.ts';
 import { sealChannel } from '../channels.ts';
-import { dueAt } from '../lifecycle.ts';
+import { dueAt } from './due.ts';
 import { reemitOpen } from '../impairments.ts';
 import { assign, fits, promoteIfReady } from '../creatives.ts';
 import { checkChannel } from './create.ts';

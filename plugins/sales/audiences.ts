@@ -4,8 +4,7 @@ import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { SalesDeps } from './deps.ts';
-import { accountRef, versionFields } from './schemas.ts';
-import { resolveAccount } from './accounts.ts';
+import { accountRef, versionFields } from '../../lib/adcp/media-buy-fields.ts';
 import { findPlaintextPii, SHA256_HEX } from './pii.ts';
 
 const UID_TYPES = [
@@ -183,7 +182,7 @@ export function syncAudiencesTask(deps: SalesDeps) {
     mutating: true,
     input: syncAudiencesInput,
     async handler({ input, principal, clock, ids }) {
-      const account = await resolveAccount(deps, deps.db, principal.orgId, input.account);
+      const account = await deps.accounts.resolve(deps.db, principal.orgId, input.account);
       const now = clock.now();
       const results = await deps.db.transaction(async (tx) => {
         const existing = new Map(

@@ -4,8 +4,7 @@ import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { Conversion } from '../../core/ports/ad-server.ts';
 import type { SalesDeps } from './deps.ts';
-import { accountRef, timestamp, versionFields } from './schemas.ts';
-import { resolveAccount } from './accounts.ts';
+import { accountRef, timestamp, versionFields } from '../../lib/adcp/media-buy-fields.ts';
 import { findPlaintextPii, SHA256_HEX } from './pii.ts';
 
 const EVENT_TYPES = [
@@ -77,7 +76,7 @@ export function syncEventSourcesTask(deps: SalesDeps) {
     }),
     async handler({ input, principal, clock }) {
       const owner = principal.orgId;
-      const account = await resolveAccount(deps, deps.db, owner, input.account);
+      const account = await deps.accounts.resolve(deps.db, owner, input.account);
       const now = clock.now();
       const sources = await deps.db.transaction(async (tx) => {
         type Row = { event_source_id: string; account_id: string; name: string | null; event_types: string[] | null; allowed_domains: string[] | null };

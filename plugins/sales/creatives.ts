@@ -4,12 +4,12 @@ import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { FormatRef } from '../../core/ports/inventory.ts';
-import { accountRef, creative, pagination, versionFields, type CreativeInput } from './schemas.ts';
-import { resolveAccount } from './accounts.ts';
+import { accountRef, pagination, versionFields } from '../../lib/adcp/media-buy-fields.ts';
+import { creative, type CreativeInput } from './schemas.ts';
 import { structuredFormatId } from './formats-input.ts';
 import { canonicalJson } from '../../lib/canonical-json.ts';
 import { formatKey } from './formats.ts';
-import { decodeOffset, fingerprint, pageInfo } from './pagination.ts';
+import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/offset-cursor.ts';
 import { addHistory, loadBuy, loadPackages, updateBuy, type PackageRow } from './buys/store.ts';
 import { requireAction, requireTransition } from './buys/status.ts';
 import { dueAt } from './buys/due.ts';
@@ -154,7 +154,7 @@ export function syncCreativesTask(deps: SalesDeps) {
     async handler({ input, principal, clock }) {
       if (input.delete_missing) throw new ProtocolError('UNSUPPORTED_FEATURE', 'delete_missing is not supported by this seller', { field: 'delete_missing' });
       const owner = principal.orgId;
-      const account = await resolveAccount(deps, deps.db, owner, input.account);
+      const account = await deps.accounts.resolve(deps.db, owner, input.account);
       const prepared = await prepareCreatives(deps, input.creatives, 'creatives');
       const byId = new Map(prepared.map((p) => [p.input.creative_id, p]));
       const assignments = input.assignments ?? [];
@@ -249,7 +249,7 @@ export function listCreativesTask(deps: SalesDeps) {
       const owner = principal.orgId;
       const f = input.filters ?? {};
       const where = [sql`c.owner = ${owner}::text`];
-      if (input.account) where.push(sql`c.account_id = ${(await resolveAccount(deps, deps.db, owner, input.account)).account_id}::text`);
+      if (input.account) where.push(sql`c.account_id = ${(await deps.accounts.resolve(deps.db, owner, input.account)).account_id}::text`);
       if (f.creative_ids) where.push(sql`c.creative_id = ANY(${f.creative_ids}::text[])`);
       if (f.statuses) where.push(sql`c.status = ANY(${f.statuses}::text[])`);
       if (f.tags) where.push(sql`c.tags @> ${f.tags}::text[]`);

@@ -9,6 +9,7 @@ import type { WebhookActivityPort } from '../../core/ports/webhook-activity.ts';
 import type { TaskNotifierPort } from '../../core/ports/task-notifier.ts';
 import type { CrawlerPort } from '../../core/ports/crawler.ts';
 import type { GovernancePort } from '../../core/ports/governance.ts';
+import type { SalesAccountsPort } from '../../core/ports/sales-accounts.ts';
 import type { Logger } from '../../core/log.ts';
 import type { FormatResolver } from './formats.ts';
 
@@ -34,8 +35,6 @@ export interface SalesOptions {
   maxFeedBytes: number;
   /** http:// feed URLs (loopback tests with the crawler's allowlist); never in production. */
   allowHttpFeeds: boolean;
-  /** Sandbox only: accounts a caller with none finds in list_accounts (a test account that pre-exists). */
-  sandboxAccounts: { brand: { domain: string }; operator: string }[];
 }
 
 /** Everything the sales tasks, the lifecycle job and the event handlers share (built once in init). */
@@ -54,6 +53,8 @@ export interface SalesDeps {
   crawler: CrawlerPort | undefined;
   /** The governance agent consulted before create_media_buy (same deployment or remote), if any. */
   governance: GovernancePort | undefined;
+  /** The buyer accounts requests name (the sales-accounts plugin). */
+  accounts: SalesAccountsPort;
   options: SalesOptions;
   logger: Logger;
 }

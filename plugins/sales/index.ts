@@ -14,6 +14,7 @@ import { WebhookActivity } from '../../core/ports/webhook-activity.ts';
 import { TaskNotifier } from '../../core/ports/task-notifier.ts';
 import { CreativeFormats } from '../../core/ports/creative-formats.ts';
 import { Governance } from '../../core/ports/governance.ts';
+import { SalesAccounts } from '../../core/ports/sales-accounts.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
 import { AdServerSimulation } from '../../core/ports/ad-server-simulation.ts';
 import { ConfigError } from '../../core/config-error.ts';
@@ -29,7 +30,6 @@ import { Tasks } from '../../core/task.ts';
 import type { SalesDeps } from './deps.ts';
 import { createFormatResolver } from './formats.ts';
 import { getProductsTask, reportingCapabilities } from './products.ts';
-import { listAccountsTask, syncAccountsTask } from './accounts.ts';
 import { createMediaBuyTask } from './buys/create.ts';
 import { updateMediaBuyTask } from './buys/update.ts';
 import { getMediaBuysTask } from './buys/list.ts';
@@ -85,14 +85,6 @@ const options = v.object({
   maxCatalogItems: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000)), 50_000),
   maxFeedBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1024), v.maxValue(100 * 1024 * 1024)), 10 * 1024 * 1024),
   allowHttpFeeds: v.optional(v.boolean(), false),
-  /**
-   * Sandbox only: the test accounts every caller starts with. A caller that lists its accounts
-   * before declaring any finds these (AdCP: a sandbox buyer discovers a pre-existing test account).
-   */
-  sandboxAccounts: v.optional(
-    v.array(v.object({ brand: v.object({ domain: v.pipe(v.string(), v.minLength(1)) }), operator: v.pipe(v.string(), v.minLength(1)) })),
-    [],
-  ),
 });
 
 export type SalesPluginOptions = v.InferInput<typeof options>;
@@ -118,6 +110,7 @@ export default definePlugin({
     inventory: Inventory,
     adServer: AdServer,
     outbox: WebhookOutbox,
+    accounts: SalesAccounts,
     activity: optional(WebhookActivity),
     notifier: optional(TaskNotifier),
     formats: optional(CreativeFormats),
@@ -134,7 +127,10 @@ export default definePlugin({
     GOVERNANCE_REQUIRED: { path: 'governance.required', type: 'bool' },
   },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, tasks, clock, ids, box, inventory, adServer, outbox, activity, notifier, formats, crawler, governance, controller, simulation }, kernel) {
+  init(
+    { db, tasks, clock, ids, box, inventory, adServer, outbox, accounts, activity, notifier, formats, crawler, governance, controller, simulation },
+    kernel,
+  ) {
     const o = kernel.options;
     const { publicUrl, port } = kernel.config.server;
     let governanceAgent = governance;
@@ -157,6 +153,7 @@ export default definePlugin({
       formats: createFormatResolver({ db, clock, local: formats, inventory, crawler, logger: kernel.logger, sandbox: o.sandbox }, o.formatCacheSeconds),
       crawler,
       governance: governanceAgent,
+      accounts,
       options: {
         sandbox: o.sandbox,
         minPackageBudget: o.minPackageBudget,
@@ -170,14 +167,11 @@ export default definePlugin({
         maxCatalogItems: o.maxCatalogItems,
         maxFeedBytes: o.maxFeedBytes,
         allowHttpFeeds: o.allowHttpFeeds,
-        sandboxAccounts: o.sandbox ? o.sandboxAccounts : [],
       },
       logger: kernel.logger,
     };
     tasks.add(
       getProductsTask(deps),
-      syncAccountsTask(deps),
-      listAccountsTask(deps),
       createMediaBuyTask(deps),
       updateMediaBuyTask(deps),
       getMediaBuysTask(deps),
@@ -194,8 +188,6 @@ export default definePlugin({
       protocol: 'media_buy',
       specialisms: o.specialisms,
       block: {
-        // Buyer-declared accounts: sync_accounts (or, on a sandbox deployment, first use) creates them.
-        account: { require_operator_auth: false, supported_billing: ['operator', 'agent', 'advertiser'], required_for_products: false, sandbox: true },
         media_buy: {
           supported_pricing_models: ['cpm', 'vcpm', 'cpc', 'cpcv', 'cpv', 'flat_rate'],
           buying_modes: ['brief', 'refine'],

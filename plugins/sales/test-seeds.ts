@@ -5,8 +5,8 @@ import type { Principal } from '../../core/ports/auth.ts';
 import { defineScenario, ScenarioError, type ScenarioContext, type TestScenario } from '../../core/ports/test-controller.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import type { SalesDeps } from './deps.ts';
-import { resolveAccount, type AccountRow } from './accounts.ts';
-import { accountRef } from './schemas.ts';
+import type { SalesAccount } from '../../core/ports/sales-accounts.ts';
+import { accountRef } from '../../lib/adcp/media-buy-fields.ts';
 import { formatKey } from './formats.ts';
 import { REFERENCE_CREATIVE_AGENT } from '../../lib/adcp/reference-formats.ts';
 import { addHistory, insertBuy, newBuy, type BuyStatus } from './buys/store.ts';
@@ -20,13 +20,18 @@ const CREATIVE_STATUSES = ['processing', 'pending_review', 'approved', 'rejected
 const DAY = 86_400_000;
 
 /** The sandbox account the controller call names (provisioned on a sandbox deployment). */
-export async function fixtureAccount(deps: SalesDeps, tx: Queryable, principal: Principal, account: ScenarioContext<unknown>['account']): Promise<AccountRow> {
+export async function fixtureAccount(
+  deps: SalesDeps,
+  tx: Queryable,
+  principal: Principal,
+  account: ScenarioContext<unknown>['account'],
+): Promise<SalesAccount> {
   const ref = v.safeParse(accountRef, account ?? null);
   if (!ref.success)
     throw new ScenarioError('INVALID_PARAMS', 'account: a seeded fixture belongs to a sandbox account; send account {account_id} or {brand, operator}');
-  let row: AccountRow;
+  let row: SalesAccount;
   try {
-    row = await resolveAccount(deps, tx, principal.orgId, ref.output);
+    row = await deps.accounts.resolve(tx, principal.orgId, ref.output);
   } catch (error) {
     if (error instanceof ProtocolError) throw new ScenarioError('NOT_FOUND', error.message, null);
     throw error;

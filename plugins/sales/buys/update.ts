@@ -3,19 +3,8 @@ import { sql } from '../../../core/sql.ts';
 import { ProtocolError } from '../../../core/errors.ts';
 import { defineTask, type Json } from '../../../core/task.ts';
 import type { SalesDeps } from '../deps.ts';
-import {
-  accountRef,
-  creativeAssignment,
-  keptOverlay,
-  money,
-  packageRequest,
-  pushConfig,
-  reportingWebhook,
-  targetingOverlay,
-  timestamp,
-  versionFields,
-} from '../schemas.ts';
-import { resolveAccount } from '../accounts.ts';
+import { accountRef, timestamp, versionFields } from '../../../lib/adcp/media-buy-fields.ts';
+import { creativeAssignment, keptOverlay, money, packageRequest, pushConfig, reportingWebhook, targetingOverlay } from '../schemas.ts';
 import { sealChannel } from '../channels.ts';
 import { dueAt } from './due.ts';
 import { reemitOpen } from '../impairments.ts';
@@ -82,7 +71,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       }
       // media_buy_id names the buy among the caller's; a named account must exist, but it only
       // routes (buyers resend the account they last used, which may be another of theirs).
-      if (input.account) await resolveAccount(deps, deps.db, owner, input.account);
+      if (input.account) await deps.accounts.resolve(deps.db, owner, input.account);
       checkChannel(deps, input.push_notification_config, 'push_notification_config');
       checkChannel(deps, input.reporting_webhook, 'reporting_webhook');
       const now = clock.now();

@@ -25,16 +25,6 @@ export interface SalesOptions {
   agentUrl: string;
   /** Refuse media buys without a plan_id when a governance agent is configured. */
   governanceRequired: boolean;
-  /** Matched members an audience needs before it can be targeted. */
-  minAudienceSize: number;
-  /** Share of hashed identifiers the simulated identity graph matches. */
-  audienceMatchRate: number;
-  /** Inline catalog items above which sync_catalogs runs asynchronously (feeds always do). */
-  catalogSyncItems: number;
-  maxCatalogItems: number;
-  maxFeedBytes: number;
-  /** http:// feed URLs (loopback tests with the crawler's allowlist); never in production. */
-  allowHttpFeeds: boolean;
 }
 
 /** Everything the sales tasks, the lifecycle job and the event handlers share (built once in init). */
@@ -49,7 +39,7 @@ export interface SalesDeps {
   activity: WebhookActivityPort | undefined;
   notifier: TaskNotifierPort | undefined;
   formats: FormatResolver;
-  /** Outbound requests (catalog feeds, remote creative and governance agents); absent: none are made. */
+  /** Outbound requests (remote creative and governance agents); absent: none are made. */
   crawler: CrawlerPort | undefined;
   /** The governance agent consulted before create_media_buy (same deployment or remote), if any. */
   governance: GovernancePort | undefined;

@@ -15,13 +15,11 @@ import { TaskNotifier } from '../../core/ports/task-notifier.ts';
 import { CreativeFormats } from '../../core/ports/creative-formats.ts';
 import { Governance } from '../../core/ports/governance.ts';
 import { SalesAccounts } from '../../core/ports/sales-accounts.ts';
+import { MediaBuys } from '../../core/ports/media-buys.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
 import { AdServerSimulation } from '../../core/ports/ad-server-simulation.ts';
 import { ConfigError } from '../../core/config-error.ts';
-import { syncAudiencesTask } from './audiences.ts';
-import { logEventTask, syncEventSourcesTask } from './conversions.ts';
 import { providePerformanceFeedbackTask } from './feedback.ts';
-import { syncCatalogsTask } from './catalogs/sync.ts';
 import { createRemoteGovernance } from './governance-client.ts';
 import { salesScenarios } from './test-controls.ts';
 import { salesSeeds } from './test-seeds.ts';
@@ -37,6 +35,7 @@ import { getMediaBuyDeliveryTask } from './delivery.ts';
 import { listCreativesTask, syncCreativesTask } from './creatives.ts';
 import { createEventHandler } from './impairments.ts';
 import { runDueBuy } from './lifecycle.ts';
+import { mediaBuysPort } from './buys/serving.ts';
 
 /** The sales specialisms these tasks serve (each has its own official storyboard). */
 const SALES_SPECIALISMS = [
@@ -77,30 +76,25 @@ const options = v.object({
     }),
     {},
   ),
-  minAudienceSize: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 1000),
   /** AdCP specialisms declared in capabilities: the kinds of selling this deployment's inventory supports. */
   specialisms: v.optional(v.array(v.picklist(SALES_SPECIALISMS)), [...SALES_SPECIALISMS]),
-  audienceMatchRate: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1)), 0.7),
-  catalogSyncItems: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 1000),
-  maxCatalogItems: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000)), 50_000),
-  maxFeedBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1024), v.maxValue(100 * 1024 * 1024)), 10 * 1024 * 1024),
-  allowHttpFeeds: v.optional(v.boolean(), false),
 });
 
 export type SalesPluginOptions = v.InferInput<typeof options>;
 
 /**
- * The sales agent (media-buy protocol): products from the Inventory port, accounts, media buys
- * with their lifecycle on the AdServer port, creatives validated with the creative agent that
- * defines their formats, delivery reporting, and persistent webhooks (start, delivery reports,
- * impairments) through the webhook outbox, scheduled by one job that claims due buys with
- * FOR UPDATE SKIP LOCKED. Buyer data: hashed audiences, conversion events (attributed by the ad
- * server), performance feedback and catalogs (feeds through the crawler). A governance agent
- * (Governance port, or remote over MCP) is consulted before buys that name a plan; sandbox test
- * scenarios go to the TestController port when the deployment has one.
+ * The sales agent's media buys (media-buy protocol): products from the Inventory port, media buys
+ * under the buyer's accounts (SalesAccounts port) with their lifecycle on the AdServer port,
+ * creatives validated with the creative agent that defines their formats, delivery reporting,
+ * performance feedback and persistent webhooks (start, delivery reports, impairments) through the
+ * webhook outbox, scheduled by one job that claims due buys with FOR UPDATE SKIP LOCKED. A
+ * governance agent (Governance port, or remote over MCP) is consulted before buys that name a
+ * plan; sandbox test scenarios go to the TestController port when the deployment has one. Accounts
+ * and buyer data (audiences, conversions, catalogs) are the sales-accounts and sales-buyer-data plugins.
  */
 export default definePlugin({
   name: 'sales',
+  provides: [MediaBuys],
   deps: {
     db: Database,
     tasks: Tasks,
@@ -161,12 +155,6 @@ export default definePlugin({
         impairmentCoalesceSeconds: o.impairmentCoalesceSeconds,
         agentUrl: (o.agentUrl ?? publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, ''),
         governanceRequired: o.governance.required,
-        minAudienceSize: o.minAudienceSize,
-        audienceMatchRate: o.audienceMatchRate,
-        catalogSyncItems: o.catalogSyncItems,
-        maxCatalogItems: o.maxCatalogItems,
-        maxFeedBytes: o.maxFeedBytes,
-        allowHttpFeeds: o.allowHttpFeeds,
       },
       logger: kernel.logger,
     };
@@ -178,11 +166,7 @@ export default definePlugin({
       getMediaBuyDeliveryTask(deps),
       syncCreativesTask(deps),
       listCreativesTask(deps),
-      syncAudiencesTask(deps),
-      syncEventSourcesTask(deps),
-      logEventTask(deps),
       providePerformanceFeedbackTask(deps),
-      syncCatalogsTask(deps),
     );
     tasks.declareCapability({
       protocol: 'media_buy',
@@ -197,21 +181,12 @@ export default definePlugin({
           features: {
             inline_creative_management: true,
             property_list_filtering: false,
-            catalog_management: true,
-            audience_targeting: true,
-            conversion_tracking: true,
           },
           reporting_capabilities: reportingCapabilities(deps),
-          audience_targeting: {
-            supported_identifier_types: ['hashed_email', 'hashed_phone'],
-            supported_uid_types: ['rampid', 'id5', 'uid2', 'euid', 'pairid', 'maid'],
-            minimum_audience_size: o.minAudienceSize,
-            matching_latency_hours: { min: 0, max: 0 },
-          },
-          conversion_tracking: { multi_source_event_dedup: false },
         },
       },
     });
+    kernel.provide(MediaBuys, mediaBuysPort);
     adServer.subscribe(createEventHandler(deps));
     controller?.register(...salesScenarios(deps, simulation), ...salesSeeds(deps), ...forcedArmScenarios(deps));
     kernel.scheduler.add({ name: 'lifecycle', intervalMs: o.jobIntervalMs, run: async () => ((await runDueBuy(deps)) ? 'again' : undefined) });

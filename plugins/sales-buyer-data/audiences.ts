@@ -3,7 +3,7 @@ import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { Queryable } from '../../core/ports/database.ts';
-import type { SalesDeps } from './deps.ts';
+import type { BuyerDataDeps } from './deps.ts';
 import { accountRef, versionFields } from '../../lib/adcp/media-buy-fields.ts';
 import { findPlaintextPii, SHA256_HEX } from './pii.ts';
 
@@ -172,7 +172,7 @@ async function render(tx: Queryable, accountId: string, row: AudienceRow, action
   return out;
 }
 
-export function syncAudiencesTask(deps: SalesDeps) {
+export function syncAudiencesTask(deps: BuyerDataDeps) {
   const { minAudienceSize: minimum, audienceMatchRate: rate } = deps.options;
   return defineTask({
     name: 'sync_audiences',

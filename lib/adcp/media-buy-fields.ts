@@ -42,3 +42,19 @@ export const pagination = v.optional(
     cursor: v.optional(v.pipe(v.string(), v.maxLength(512))),
   }),
 );
+
+/** A creative as a buyer uploads it (sync_creatives, or inline in a package). */
+const creativeAsset = v.object({
+  creative_id: v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$')),
+  name: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(255)),
+  // Checked by hand so that a bare string answers INVALID_FORMAT_ID rather than INVALID_REQUEST.
+  format_id: v.unknown(),
+  assets: v.pipe(
+    v.record(v.string(), v.record(v.string(), v.unknown()), 'must be an object of asset objects'),
+    v.check((a) => Object.keys(a).length <= 50, 'accepts at most 50 assets'),
+  ),
+  tags: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(64))), v.maxLength(50))),
+  weight: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(100))),
+});
+export const creative = creativeAsset;
+export type CreativeInput = v.InferOutput<typeof creativeAsset>;

@@ -11,7 +11,7 @@ import type { CrawlerPort } from '../../core/ports/crawler.ts';
 import type { GovernancePort } from '../../core/ports/governance.ts';
 import type { SalesAccountsPort } from '../../core/ports/sales-accounts.ts';
 import type { Logger } from '../../core/log.ts';
-import type { FormatResolver } from './formats.ts';
+import type { SellerCreativesPort } from '../../core/ports/seller-creatives.ts';
 
 export interface SalesOptions {
   /** Every answer and buy is a sandbox (no real money): the public test agent. */
@@ -38,7 +38,8 @@ export interface SalesDeps {
   outbox: WebhookOutboxPort;
   activity: WebhookActivityPort | undefined;
   notifier: TaskNotifierPort | undefined;
-  formats: FormatResolver;
+  /** The creative library of the buyer accounts (sales-creatives): inline creatives, assignment checks. */
+  creatives: SellerCreativesPort;
   /** Outbound requests (remote creative and governance agents); absent: none are made. */
   crawler: CrawlerPort | undefined;
   /** The governance agent consulted before create_media_buy (same deployment or remote), if any. */

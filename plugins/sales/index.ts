@@ -12,9 +12,9 @@ import { AdServer } from '../../core/ports/ad-server.ts';
 import { WebhookOutbox } from '../../core/ports/webhook-outbox.ts';
 import { WebhookActivity } from '../../core/ports/webhook-activity.ts';
 import { TaskNotifier } from '../../core/ports/task-notifier.ts';
-import { CreativeFormats } from '../../core/ports/creative-formats.ts';
 import { Governance } from '../../core/ports/governance.ts';
 import { SalesAccounts } from '../../core/ports/sales-accounts.ts';
+import { SellerCreatives } from '../../core/ports/seller-creatives.ts';
 import { MediaBuys } from '../../core/ports/media-buys.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
 import { AdServerSimulation } from '../../core/ports/ad-server-simulation.ts';
@@ -26,16 +26,15 @@ import { salesSeeds } from './test-seeds.ts';
 import { forcedArmScenarios } from './forced-arms.ts';
 import { Tasks } from '../../core/task.ts';
 import type { SalesDeps } from './deps.ts';
-import { createFormatResolver } from './formats.ts';
 import { getProductsTask, reportingCapabilities } from './products.ts';
 import { createMediaBuyTask } from './buys/create.ts';
 import { updateMediaBuyTask } from './buys/update.ts';
 import { getMediaBuysTask } from './buys/list.ts';
 import { getMediaBuyDeliveryTask } from './delivery.ts';
-import { listCreativesTask, syncCreativesTask } from './creatives.ts';
 import { createEventHandler } from './impairments.ts';
 import { runDueBuy } from './lifecycle.ts';
 import { mediaBuysPort } from './buys/serving.ts';
+import { creativePackages } from './buys/assignments.ts';
 
 /** The sales specialisms these tasks serve (each has its own official storyboard). */
 const SALES_SPECIALISMS = [
@@ -56,8 +55,6 @@ const options = v.object({
   maxPackages: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(50)), 50),
   /** General impairments are batched per buy for this long (the spec's ceiling is 5 minutes). */
   impairmentCoalesceSeconds: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(300, 'must be at most 300 (5 minutes)')), 300),
-  /** How long a creative agent's answer about a format id is trusted. */
-  formatCacheSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 3600),
   /** How often the lifecycle job looks for due transitions, reports and impairment fires. */
   jobIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10)), 1000),
   /** This agent's URL as governance agents see it (default: server.publicUrl, else http://localhost:PORT). */
@@ -107,7 +104,7 @@ export default definePlugin({
     accounts: SalesAccounts,
     activity: optional(WebhookActivity),
     notifier: optional(TaskNotifier),
-    formats: optional(CreativeFormats),
+    creatives: SellerCreatives,
     crawler: optional(Crawler),
     governance: optional(Governance),
     controller: optional(TestController),
@@ -122,7 +119,7 @@ export default definePlugin({
   },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
   init(
-    { db, tasks, clock, ids, box, inventory, adServer, outbox, accounts, activity, notifier, formats, crawler, governance, controller, simulation },
+    { db, tasks, clock, ids, box, inventory, adServer, outbox, accounts, activity, notifier, creatives, crawler, governance, controller, simulation },
     kernel,
   ) {
     const o = kernel.options;
@@ -144,7 +141,7 @@ export default definePlugin({
       outbox,
       activity,
       notifier,
-      formats: createFormatResolver({ db, clock, local: formats, inventory, crawler, logger: kernel.logger, sandbox: o.sandbox }, o.formatCacheSeconds),
+      creatives,
       crawler,
       governance: governanceAgent,
       accounts,
@@ -164,8 +161,6 @@ export default definePlugin({
       updateMediaBuyTask(deps),
       getMediaBuysTask(deps),
       getMediaBuyDeliveryTask(deps),
-      syncCreativesTask(deps),
-      listCreativesTask(deps),
       providePerformanceFeedbackTask(deps),
     );
     tasks.declareCapability({
@@ -187,6 +182,7 @@ export default definePlugin({
       },
     });
     kernel.provide(MediaBuys, mediaBuysPort);
+    creatives.attach(creativePackages);
     adServer.subscribe(createEventHandler(deps));
     controller?.register(...salesScenarios(deps, simulation), ...salesSeeds(deps), ...forcedArmScenarios(deps));
     kernel.scheduler.add({ name: 'lifecycle', intervalMs: o.jobIntervalMs, run: async () => ((await runDueBuy(deps)) ? 'again' : undefined) });

@@ -4,7 +4,7 @@ import { defineTask, type Json } from '../../core/task.ts';
 import type { DeliveryType, FormatRef, ProductQuery, RankedProduct } from '../../core/ports/inventory.ts';
 import { accountRef, brandRef, date, pagination, versionFields } from '../../lib/adcp/media-buy-fields.ts';
 import { money } from './schemas.ts';
-import { structuredFormatIds } from './formats-input.ts';
+import { structuredFormatIds } from '../../lib/adcp/format-ids.ts';
 import type { SalesDeps } from './deps.ts';
 import { CHANNELS } from '../../lib/adcp/channels.ts';
 import { proposalAnswers, refineProposals, type ProposalAnswer } from './proposal-refine.ts';

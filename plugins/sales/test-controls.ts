@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { AdServerEvent } from '../../core/ports/ad-server.ts';
 import type { AdServerSimulationPort } from '../../core/ports/ad-server-simulation.ts';
@@ -14,7 +13,6 @@ import { requireTransition } from './buys/status.ts';
 
 const id = v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128));
 const count = v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0), v.maxValue(1e9)), 0);
-const CREATIVE_STATUSES = ['processing', 'pending_review', 'approved', 'rejected', 'archived'] as const;
 
 /** The caller's buy, locked, in a sandbox; NOT_FOUND / FORBIDDEN otherwise. */
 async function sandboxBuy(tx: Queryable, principal: Principal, mediaBuyId: string): Promise<BuyRow> {
@@ -128,32 +126,6 @@ export function salesScenarios(deps: SalesDeps, simulation: AdServerSimulationPo
           const b = await sandboxBuy(tx, principal, params.media_buy_id);
           const next = await forceStatus(tx, deps, b, params.status, deps.clock.now());
           return { kind: 'transition', previous_state: b.status, current_state: next.status, message: `Media buy ${b.media_buy_id} is ${next.status}` };
-        });
-      },
-    }),
-    defineScenario({
-      name: 'force_creative_status',
-      protocol: 'media_buy',
-      description: "Set the review status of a creative in a sandbox account's library",
-      params: v.object({
-        creative_id: id,
-        account_id: v.optional(id),
-        status: v.picklist(CREATIVE_STATUSES, `must be one of ${CREATIVE_STATUSES.join(', ')}`),
-        rejection_reason: v.optional(v.pipe(v.string(), v.maxLength(500))),
-      }),
-      async run({ params, principal }) {
-        return deps.db.transaction(async (tx) => {
-          const rows = await tx.query<{ account_id: string; status: string }>(sql`SELECT c.account_id, c.status FROM sales_creatives c
-            WHERE c.owner = ${principal.orgId}::text AND c.creative_id = ${params.creative_id}::text
-            ${params.account_id ? sql`AND c.account_id = ${params.account_id}::text` : sql.empty} FOR UPDATE OF c`);
-          if (!rows.length) throw new ScenarioError('NOT_FOUND', `No creative ${params.creative_id} in your libraries`, null);
-          if (rows.length > 1) throw new ScenarioError('INVALID_PARAMS', `Creative ${params.creative_id} is in several accounts: name account_id`);
-          const c = rows[0]!;
-          const [account] = await deps.accounts.byIds(tx, [c.account_id]);
-          if (!account?.sandbox && !deps.options.sandbox) throw new ScenarioError('FORBIDDEN', 'The creative is not in a sandbox account', c.status);
-          await tx.query(sql`UPDATE sales_creatives SET status = ${params.status}::text, updated_at = ${deps.clock.now()}::timestamptz
-            WHERE account_id = ${c.account_id}::text AND creative_id = ${params.creative_id}::text`);
-          return { kind: 'transition', previous_state: c.status, current_state: params.status };
         });
       },
     }),

@@ -10,6 +10,7 @@ const before = loadMigrations(join(import.meta.dir, '../fixtures/sales-migration
 // The split plugins in the order a deployment migrates them (each after the plugins it depends on).
 const split: Array<[string, ReturnType<typeof loadMigrations>]> = [
   ['sales-accounts', loadMigrations(join(PLUGINS, 'sales-accounts/migrations'))],
+  ['sales-creatives', loadMigrations(join(PLUGINS, 'sales-creatives/migrations'))],
   ['sales', loadMigrations(join(PLUGINS, 'sales/migrations'))],
   ['sales-buyer-data', loadMigrations(join(PLUGINS, 'sales-buyer-data/migrations'))],
 ];
@@ -60,6 +61,7 @@ forEachDatabase<{ upgraded: DatabasePort; fresh: DatabasePort; drop: () => Promi
       expect(ledger.map((r) => `${r.owner}/${r.version}`).sort()).toEqual([
         'sales-accounts/1',
         'sales-buyer-data/1',
+        'sales-creatives/1',
         'sales/1',
         'sales/2',
         'sales/3',

@@ -180,7 +180,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
       );
       const write = async (tx: Queryable, row: BuyRow) => {
         await insertBuy(tx, row);
-        await writePackages(tx, owner, account.account_id, planned, now);
+        await writePackages(deps, tx, owner, account.account_id, planned, now);
         await addHistory(tx, {
           mediaBuyId,
           revision: 1,

@@ -9,7 +9,7 @@ import testController from '../plugins/test-controller/index.ts';
 import signals from '../plugins/signals/index.ts';
 import inventoryDb from '../plugins/inventory-db/index.ts';
 import adServerSimulated from '../plugins/ad-server-simulated/index.ts';
-import sales from '../plugins/sales/index.ts';
+import { salesPlugins } from './sales.ts';
 import governance from '../plugins/governance/index.ts';
 import creative from '../plugins/creative/index.ts';
 import brandAgent from '../plugins/brand-agent/index.ts';
@@ -50,8 +50,9 @@ export default definePreset({
     inventoryDb(),
     adServerSimulated(),
     governance(),
-    sales({ sandbox: true, minAudienceSize: 10 }),
+    // Before the sales plugins: they validate format ids with it (and capabilities list creative first).
     creative(),
+    ...salesPlugins({ sandbox: true, minAudienceSize: 10 }),
     brandAgent({ brands: SANDBOX_BRANDS, si: { mount: '/brand' } }),
     testAgent({ tenants: TENANTS }),
     signerKeyring(),

@@ -5,7 +5,7 @@ import tasks from '../plugins/tasks/index.ts';
 import idempotency from '../plugins/idempotency/index.ts';
 import inventoryDb from '../plugins/inventory-db/index.ts';
 import adServerSimulated from '../plugins/ad-server-simulated/index.ts';
-import sales from '../plugins/sales/index.ts';
+import { salesPlugins } from './sales.ts';
 import restHost from '../hosts/rest/index.ts';
 import restTasks from '../hosts/rest/tasks.ts';
 import mcpHost from '../hosts/mcp/index.ts';
@@ -31,7 +31,7 @@ export default definePreset({
     idempotency(),
     inventoryDb(),
     adServerSimulated(),
-    sales(),
+    ...salesPlugins(),
     // Lifecycle, delivery-report and impairment webhooks: RFC 9421 signed (JWKS at
     // /.well-known/jwks.json), legacy HMAC/Bearer when a registration asks for it; delivered from
     // the database outbox through the SSRF-guarded crawler, which also asks remote creative agents

@@ -7,7 +7,7 @@ import signals from '../plugins/signals/index.ts';
 import inventoryDb, { DEFAULT_SEED } from '../plugins/inventory-db/index.ts';
 import { CONFORMANCE_PRODUCTS } from '../plugins/test-agent/index.ts';
 import adServerSimulated from '../plugins/ad-server-simulated/index.ts';
-import sales from '../plugins/sales/index.ts';
+import { salesPlugins } from './sales.ts';
 import creative from '../plugins/creative/index.ts';
 import governance from '../plugins/governance/index.ts';
 import registryBrands from '../plugins/registry-brands/index.ts';
@@ -106,9 +106,14 @@ export default definePreset({
     inventoryDb({ seed: [DEFAULT_SEED, CONFORMANCE_PRODUCTS] }),
     adServerSimulated(),
     governance(),
-    // A caller that lists accounts before declaring one finds the test kits' account (storyboard audience_sync).
-    sales({ sandbox: true, minAudienceSize: 10, sandboxAccounts: [{ brand: { domain: 'acmeoutdoor.example' }, operator: 'pinnacle-agency.example' }] }),
+    // Before the sales plugins: the sales agent validates format ids with it (and capabilities list creative first).
     creative(),
+    // A caller that lists accounts before declaring one finds the test kits' account (storyboard audience_sync).
+    ...salesPlugins({
+      sandbox: true,
+      minAudienceSize: 10,
+      sandboxAccounts: [{ brand: { domain: 'acmeoutdoor.example' }, operator: 'pinnacle-agency.example' }],
+    }),
     // The registry's brand data (sandbox brands seeded at start) behind the brand tenant and brand-aware builds.
     rateLimit(),
     registryBrands(),

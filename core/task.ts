@@ -189,7 +189,7 @@ export interface RegisteredTask extends TaskDefinition {
 export interface CapabilityContribution {
   /** Value listed in `supported_protocols` (e.g. `signals`). */
   protocol: string;
-  /** Extra top-level members of the capabilities response (e.g. `{signals: {...}}`). */
+  /** Extra top-level members of the capabilities response (e.g. `{signals: {...}}`); objects of several contributions merge member by member. */
   block?: Json;
   /** AdCP specialisms this protocol's tasks fully serve (`specialisms` of the response). */
   specialisms?: readonly string[];

@@ -3,8 +3,7 @@ import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { SalesDeps } from './deps.ts';
-import { accountRef, date, versionFields } from './schemas.ts';
-import { resolveAccount } from './accounts.ts';
+import { accountRef, date, versionFields } from '../../lib/adcp/media-buy-fields.ts';
 import { figures } from './reports.ts';
 import { loadPackages, queryBuys } from './buys/store.ts';
 import { partition } from './windows.ts';
@@ -51,7 +50,7 @@ export function getMediaBuyDeliveryTask(deps: SalesDeps) {
         );
       }
       const where = [sql`owner = ${owner}::text`, sql`status <> 'pending_review'`, sql`confirmed_at IS NOT NULL`];
-      if (input.account) where.push(sql`account_id = ${(await resolveAccount(deps, deps.db, owner, input.account)).account_id}::text`);
+      if (input.account) where.push(sql`account_id = ${(await deps.accounts.resolve(deps.db, owner, input.account)).account_id}::text`);
       if (input.media_buy_ids) where.push(sql`media_buy_id = ANY(${input.media_buy_ids}::text[])`);
       const statuses = input.status_filter === undefined ? undefined : Array.isArray(input.status_filter) ? input.status_filter : [input.status_filter];
       if (statuses) where.push(sql`status = ANY(${statuses}::text[])`);

@@ -9,8 +9,9 @@ import type { WebhookActivityPort } from '../../core/ports/webhook-activity.ts';
 import type { TaskNotifierPort } from '../../core/ports/task-notifier.ts';
 import type { CrawlerPort } from '../../core/ports/crawler.ts';
 import type { GovernancePort } from '../../core/ports/governance.ts';
+import type { SalesAccountsPort } from '../../core/ports/sales-accounts.ts';
 import type { Logger } from '../../core/log.ts';
-import type { FormatResolver } from './formats.ts';
+import type { SellerCreativesPort } from '../../core/ports/seller-creatives.ts';
 
 export interface SalesOptions {
   /** Every answer and buy is a sandbox (no real money): the public test agent. */
@@ -24,18 +25,6 @@ export interface SalesOptions {
   agentUrl: string;
   /** Refuse media buys without a plan_id when a governance agent is configured. */
   governanceRequired: boolean;
-  /** Matched members an audience needs before it can be targeted. */
-  minAudienceSize: number;
-  /** Share of hashed identifiers the simulated identity graph matches. */
-  audienceMatchRate: number;
-  /** Inline catalog items above which sync_catalogs runs asynchronously (feeds always do). */
-  catalogSyncItems: number;
-  maxCatalogItems: number;
-  maxFeedBytes: number;
-  /** http:// feed URLs (loopback tests with the crawler's allowlist); never in production. */
-  allowHttpFeeds: boolean;
-  /** Sandbox only: accounts a caller with none finds in list_accounts (a test account that pre-exists). */
-  sandboxAccounts: { brand: { domain: string }; operator: string }[];
 }
 
 /** Everything the sales tasks, the lifecycle job and the event handlers share (built once in init). */
@@ -49,11 +38,14 @@ export interface SalesDeps {
   outbox: WebhookOutboxPort;
   activity: WebhookActivityPort | undefined;
   notifier: TaskNotifierPort | undefined;
-  formats: FormatResolver;
-  /** Outbound requests (catalog feeds, remote creative and governance agents); absent: none are made. */
+  /** The creative library of the buyer accounts (sales-creatives): inline creatives, assignment checks. */
+  creatives: SellerCreativesPort;
+  /** Outbound requests (remote creative and governance agents); absent: none are made. */
   crawler: CrawlerPort | undefined;
   /** The governance agent consulted before create_media_buy (same deployment or remote), if any. */
   governance: GovernancePort | undefined;
+  /** The buyer accounts requests name (the sales-accounts plugin). */
+  accounts: SalesAccountsPort;
   options: SalesOptions;
   logger: Logger;
 }

@@ -4,7 +4,7 @@ import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { SalesDeps } from './deps.ts';
-import { timestamp, versionFields } from './schemas.ts';
+import { timestamp, versionFields } from '../../lib/adcp/media-buy-fields.ts';
 import { loadBuy, loadPackages } from './buys/store.ts';
 
 const METRIC_TYPES = [
@@ -112,9 +112,7 @@ export function providePerformanceFeedbackTask(deps: SalesDeps) {
         });
       }
       if (input.creative_id) {
-        const [found] = await q.query(
-          sql`SELECT 1 FROM sales_creatives WHERE account_id = ${buy.account_id}::text AND creative_id = ${input.creative_id}::text`,
-        );
+        const found = (await deps.creatives.formatKeys(q, buy.account_id, [input.creative_id])).has(input.creative_id);
         if (!found)
           throw new ProtocolError('CREATIVE_NOT_FOUND', `No creative ${input.creative_id.slice(0, 128)} in the account library`, {
             status: 404,

@@ -5,7 +5,7 @@ import type { Json } from '../../core/task.ts';
 import type { SalesDeps } from './deps.ts';
 import { fire } from './channels.ts';
 import { loadBuy, TERMINAL, updateBuy, type BuyRow } from './buys/store.ts';
-import { dueAt } from './lifecycle.ts';
+import { dueAt } from './buys/due.ts';
 import { sendAdjustments } from './reports.ts';
 
 interface ImpairmentRow {

@@ -12,31 +12,29 @@ import { AdServer } from '../../core/ports/ad-server.ts';
 import { WebhookOutbox } from '../../core/ports/webhook-outbox.ts';
 import { WebhookActivity } from '../../core/ports/webhook-activity.ts';
 import { TaskNotifier } from '../../core/ports/task-notifier.ts';
-import { CreativeFormats } from '../../core/ports/creative-formats.ts';
 import { Governance } from '../../core/ports/governance.ts';
+import { SalesAccounts } from '../../core/ports/sales-accounts.ts';
+import { SellerCreatives } from '../../core/ports/seller-creatives.ts';
+import { MediaBuys } from '../../core/ports/media-buys.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
 import { AdServerSimulation } from '../../core/ports/ad-server-simulation.ts';
 import { ConfigError } from '../../core/config-error.ts';
-import { syncAudiencesTask } from './audiences.ts';
-import { logEventTask, syncEventSourcesTask } from './conversions.ts';
 import { providePerformanceFeedbackTask } from './feedback.ts';
-import { syncCatalogsTask } from './catalogs/sync.ts';
 import { createRemoteGovernance } from './governance-client.ts';
 import { salesScenarios } from './test-controls.ts';
 import { salesSeeds } from './test-seeds.ts';
 import { forcedArmScenarios } from './forced-arms.ts';
 import { Tasks } from '../../core/task.ts';
 import type { SalesDeps } from './deps.ts';
-import { createFormatResolver } from './formats.ts';
 import { getProductsTask, reportingCapabilities } from './products.ts';
-import { listAccountsTask, syncAccountsTask } from './accounts.ts';
 import { createMediaBuyTask } from './buys/create.ts';
 import { updateMediaBuyTask } from './buys/update.ts';
 import { getMediaBuysTask } from './buys/list.ts';
 import { getMediaBuyDeliveryTask } from './delivery.ts';
-import { listCreativesTask, syncCreativesTask } from './creatives.ts';
 import { createEventHandler } from './impairments.ts';
 import { runDueBuy } from './lifecycle.ts';
+import { mediaBuysPort } from './buys/serving.ts';
+import { creativePackages } from './buys/assignments.ts';
 
 /** The sales specialisms these tasks serve (each has its own official storyboard). */
 const SALES_SPECIALISMS = [
@@ -57,8 +55,6 @@ const options = v.object({
   maxPackages: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(50)), 50),
   /** General impairments are batched per buy for this long (the spec's ceiling is 5 minutes). */
   impairmentCoalesceSeconds: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(300, 'must be at most 300 (5 minutes)')), 300),
-  /** How long a creative agent's answer about a format id is trusted. */
-  formatCacheSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 3600),
   /** How often the lifecycle job looks for due transitions, reports and impairment fires. */
   jobIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10)), 1000),
   /** This agent's URL as governance agents see it (default: server.publicUrl, else http://localhost:PORT). */
@@ -77,38 +73,25 @@ const options = v.object({
     }),
     {},
   ),
-  minAudienceSize: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 1000),
   /** AdCP specialisms declared in capabilities: the kinds of selling this deployment's inventory supports. */
   specialisms: v.optional(v.array(v.picklist(SALES_SPECIALISMS)), [...SALES_SPECIALISMS]),
-  audienceMatchRate: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1)), 0.7),
-  catalogSyncItems: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 1000),
-  maxCatalogItems: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000)), 50_000),
-  maxFeedBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1024), v.maxValue(100 * 1024 * 1024)), 10 * 1024 * 1024),
-  allowHttpFeeds: v.optional(v.boolean(), false),
-  /**
-   * Sandbox only: the test accounts every caller starts with. A caller that lists its accounts
-   * before declaring any finds these (AdCP: a sandbox buyer discovers a pre-existing test account).
-   */
-  sandboxAccounts: v.optional(
-    v.array(v.object({ brand: v.object({ domain: v.pipe(v.string(), v.minLength(1)) }), operator: v.pipe(v.string(), v.minLength(1)) })),
-    [],
-  ),
 });
 
 export type SalesPluginOptions = v.InferInput<typeof options>;
 
 /**
- * The sales agent (media-buy protocol): products from the Inventory port, accounts, media buys
- * with their lifecycle on the AdServer port, creatives validated with the creative agent that
- * defines their formats, delivery reporting, and persistent webhooks (start, delivery reports,
- * impairments) through the webhook outbox, scheduled by one job that claims due buys with
- * FOR UPDATE SKIP LOCKED. Buyer data: hashed audiences, conversion events (attributed by the ad
- * server), performance feedback and catalogs (feeds through the crawler). A governance agent
- * (Governance port, or remote over MCP) is consulted before buys that name a plan; sandbox test
- * scenarios go to the TestController port when the deployment has one.
+ * The sales agent's media buys (media-buy protocol): products from the Inventory port, media buys
+ * under the buyer's accounts (SalesAccounts port) with their lifecycle on the AdServer port,
+ * creatives validated with the creative agent that defines their formats, delivery reporting,
+ * performance feedback and persistent webhooks (start, delivery reports, impairments) through the
+ * webhook outbox, scheduled by one job that claims due buys with FOR UPDATE SKIP LOCKED. A
+ * governance agent (Governance port, or remote over MCP) is consulted before buys that name a
+ * plan; sandbox test scenarios go to the TestController port when the deployment has one. Accounts
+ * and buyer data (audiences, conversions, catalogs) are the sales-accounts and sales-buyer-data plugins.
  */
 export default definePlugin({
   name: 'sales',
+  provides: [MediaBuys],
   deps: {
     db: Database,
     tasks: Tasks,
@@ -118,9 +101,10 @@ export default definePlugin({
     inventory: Inventory,
     adServer: AdServer,
     outbox: WebhookOutbox,
+    accounts: SalesAccounts,
     activity: optional(WebhookActivity),
     notifier: optional(TaskNotifier),
-    formats: optional(CreativeFormats),
+    creatives: SellerCreatives,
     crawler: optional(Crawler),
     governance: optional(Governance),
     controller: optional(TestController),
@@ -134,7 +118,10 @@ export default definePlugin({
     GOVERNANCE_REQUIRED: { path: 'governance.required', type: 'bool' },
   },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, tasks, clock, ids, box, inventory, adServer, outbox, activity, notifier, formats, crawler, governance, controller, simulation }, kernel) {
+  init(
+    { db, tasks, clock, ids, box, inventory, adServer, outbox, accounts, activity, notifier, creatives, crawler, governance, controller, simulation },
+    kernel,
+  ) {
     const o = kernel.options;
     const { publicUrl, port } = kernel.config.server;
     let governanceAgent = governance;
@@ -154,9 +141,10 @@ export default definePlugin({
       outbox,
       activity,
       notifier,
-      formats: createFormatResolver({ db, clock, local: formats, inventory, crawler, logger: kernel.logger, sandbox: o.sandbox }, o.formatCacheSeconds),
+      creatives,
       crawler,
       governance: governanceAgent,
+      accounts,
       options: {
         sandbox: o.sandbox,
         minPackageBudget: o.minPackageBudget,
@@ -164,38 +152,21 @@ export default definePlugin({
         impairmentCoalesceSeconds: o.impairmentCoalesceSeconds,
         agentUrl: (o.agentUrl ?? publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, ''),
         governanceRequired: o.governance.required,
-        minAudienceSize: o.minAudienceSize,
-        audienceMatchRate: o.audienceMatchRate,
-        catalogSyncItems: o.catalogSyncItems,
-        maxCatalogItems: o.maxCatalogItems,
-        maxFeedBytes: o.maxFeedBytes,
-        allowHttpFeeds: o.allowHttpFeeds,
-        sandboxAccounts: o.sandbox ? o.sandboxAccounts : [],
       },
       logger: kernel.logger,
     };
     tasks.add(
       getProductsTask(deps),
-      syncAccountsTask(deps),
-      listAccountsTask(deps),
       createMediaBuyTask(deps),
       updateMediaBuyTask(deps),
       getMediaBuysTask(deps),
       getMediaBuyDeliveryTask(deps),
-      syncCreativesTask(deps),
-      listCreativesTask(deps),
-      syncAudiencesTask(deps),
-      syncEventSourcesTask(deps),
-      logEventTask(deps),
       providePerformanceFeedbackTask(deps),
-      syncCatalogsTask(deps),
     );
     tasks.declareCapability({
       protocol: 'media_buy',
       specialisms: o.specialisms,
       block: {
-        // Buyer-declared accounts: sync_accounts (or, on a sandbox deployment, first use) creates them.
-        account: { require_operator_auth: false, supported_billing: ['operator', 'agent', 'advertiser'], required_for_products: false, sandbox: true },
         media_buy: {
           supported_pricing_models: ['cpm', 'vcpm', 'cpc', 'cpcv', 'cpv', 'flat_rate'],
           buying_modes: ['brief', 'refine'],
@@ -205,21 +176,13 @@ export default definePlugin({
           features: {
             inline_creative_management: true,
             property_list_filtering: false,
-            catalog_management: true,
-            audience_targeting: true,
-            conversion_tracking: true,
           },
           reporting_capabilities: reportingCapabilities(deps),
-          audience_targeting: {
-            supported_identifier_types: ['hashed_email', 'hashed_phone'],
-            supported_uid_types: ['rampid', 'id5', 'uid2', 'euid', 'pairid', 'maid'],
-            minimum_audience_size: o.minAudienceSize,
-            matching_latency_hours: { min: 0, max: 0 },
-          },
-          conversion_tracking: { multi_source_event_dedup: false },
         },
       },
     });
+    kernel.provide(MediaBuys, mediaBuysPort);
+    creatives.attach(creativePackages);
     adServer.subscribe(createEventHandler(deps));
     controller?.register(...salesScenarios(deps, simulation), ...salesSeeds(deps), ...forcedArmScenarios(deps));
     kernel.scheduler.add({ name: 'lifecycle', intervalMs: o.jobIntervalMs, run: async () => ((await runDueBuy(deps)) ? 'again' : undefined) });

@@ -2,9 +2,9 @@ import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { DeliveryType, FormatRef, ProductQuery, RankedProduct } from '../../core/ports/inventory.ts';
-import { accountRef, brandRef, date, money, pagination, versionFields } from './schemas.ts';
-import { resolveAccount } from './accounts.ts';
-import { structuredFormatIds } from './formats-input.ts';
+import { accountRef, brandRef, date, pagination, versionFields } from '../../lib/adcp/media-buy-fields.ts';
+import { money } from './schemas.ts';
+import { structuredFormatIds } from '../../lib/adcp/format-ids.ts';
 import type { SalesDeps } from './deps.ts';
 import { CHANNELS } from '../../lib/adcp/channels.ts';
 import { proposalAnswers, refineProposals, type ProposalAnswer } from './proposal-refine.ts';
@@ -128,7 +128,7 @@ export function getProductsTask(deps: SalesDeps) {
       if (mode === 'wholesale')
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'This seller has no wholesale feed; use buying_mode brief', { field: 'buying_mode' });
       // Products need no account (capabilities: required_for_products false); a named one must exist.
-      const account = input.account ? await resolveAccount(deps, deps.db, principal.orgId, input.account) : undefined;
+      const account = input.account ? await deps.accounts.resolve(deps.db, principal.orgId, input.account) : undefined;
       const accountKey = account?.account_id ?? '';
       const f = input.filters ?? {};
       const formatIds: FormatRef[] | undefined = f.format_ids ? structuredFormatIds(f.format_ids, 'filters.format_ids') : undefined;

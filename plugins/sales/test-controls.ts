@@ -1,11 +1,9 @@
 import * as v from 'valibot';
-import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { AdServerEvent } from '../../core/ports/ad-server.ts';
 import type { AdServerSimulationPort } from '../../core/ports/ad-server-simulation.ts';
 import { defineScenario, ScenarioError, type TestScenario } from '../../core/ports/test-controller.ts';
 import type { Principal } from '../../core/ports/auth.ts';
-import { insertAccount, newAccount } from './accounts.ts';
 import type { SalesDeps } from './deps.ts';
 import { advance } from './lifecycle.ts';
 import { createEventHandler, openImpairments } from './impairments.ts';
@@ -15,8 +13,6 @@ import { requireTransition } from './buys/status.ts';
 
 const id = v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128));
 const count = v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0), v.maxValue(1e9)), 0);
-const ACCOUNT_STATUSES = ['active', 'pending_approval', 'rejected', 'payment_required', 'suspended', 'closed'] as const;
-const CREATIVE_STATUSES = ['processing', 'pending_review', 'approved', 'rejected', 'archived'] as const;
 
 /** The caller's buy, locked, in a sandbox; NOT_FOUND / FORBIDDEN otherwise. */
 async function sandboxBuy(tx: Queryable, principal: Principal, mediaBuyId: string): Promise<BuyRow> {
@@ -24,14 +20,6 @@ async function sandboxBuy(tx: Queryable, principal: Principal, mediaBuyId: strin
   if (!b || b.status === 'pending_review') throw new ScenarioError('NOT_FOUND', `No media buy ${mediaBuyId} for this caller`, null);
   if (!b.sandbox) throw new ScenarioError('FORBIDDEN', `Media buy ${mediaBuyId} is not a sandbox buy`, b.status);
   return b;
-}
-
-async function sandboxAccount(tx: Queryable, principal: Principal, accountId: string) {
-  const [a] = await tx.query<{ account_id: string; status: string; sandbox: boolean }>(
-    sql`SELECT account_id, status, sandbox FROM sales_accounts WHERE account_id = ${accountId}::text AND owner = ${principal.orgId}::text FOR UPDATE`,
-  );
-  if (!a) throw new ScenarioError('NOT_FOUND', `No account ${accountId} for this caller`, null);
-  return a;
 }
 
 /** Move a buy to `target` along the lifecycle's own transitions, as its time had come. */
@@ -138,87 +126,6 @@ export function salesScenarios(deps: SalesDeps, simulation: AdServerSimulationPo
           const b = await sandboxBuy(tx, principal, params.media_buy_id);
           const next = await forceStatus(tx, deps, b, params.status, deps.clock.now());
           return { kind: 'transition', previous_state: b.status, current_state: next.status, message: `Media buy ${b.media_buy_id} is ${next.status}` };
-        });
-      },
-    }),
-    defineScenario({
-      name: 'force_account_status',
-      protocol: 'media_buy',
-      description: 'Set the status of a sandbox account',
-      params: v.object({ account_id: id, status: v.picklist(ACCOUNT_STATUSES, `must be one of ${ACCOUNT_STATUSES.join(', ')}`) }),
-      async run({ params, principal }) {
-        return deps.db.transaction(async (tx) => {
-          const a = await sandboxAccount(tx, principal, params.account_id);
-          if (!a.sandbox && !deps.options.sandbox) throw new ScenarioError('FORBIDDEN', `Account ${a.account_id} is not a sandbox account`, a.status);
-          await tx.query(
-            sql`UPDATE sales_accounts SET status = ${params.status}::text, updated_at = ${deps.clock.now()}::timestamptz WHERE account_id = ${a.account_id}::text`,
-          );
-          return { kind: 'transition', previous_state: a.status, current_state: params.status };
-        });
-      },
-    }),
-    defineScenario({
-      name: 'force_creative_status',
-      protocol: 'media_buy',
-      description: "Set the review status of a creative in a sandbox account's library",
-      params: v.object({
-        creative_id: id,
-        account_id: v.optional(id),
-        status: v.picklist(CREATIVE_STATUSES, `must be one of ${CREATIVE_STATUSES.join(', ')}`),
-        rejection_reason: v.optional(v.pipe(v.string(), v.maxLength(500))),
-      }),
-      async run({ params, principal }) {
-        return deps.db.transaction(async (tx) => {
-          const rows = await tx.query<{
-            account_id: string;
-            status: string;
-            sandbox: boolean;
-          }>(sql`SELECT c.account_id, c.status, a.sandbox FROM sales_creatives c
-            JOIN sales_accounts a USING (account_id) WHERE c.owner = ${principal.orgId}::text AND c.creative_id = ${params.creative_id}::text
-            ${params.account_id ? sql`AND c.account_id = ${params.account_id}::text` : sql.empty} FOR UPDATE OF c`);
-          if (!rows.length) throw new ScenarioError('NOT_FOUND', `No creative ${params.creative_id} in your libraries`, null);
-          if (rows.length > 1) throw new ScenarioError('INVALID_PARAMS', `Creative ${params.creative_id} is in several accounts: name account_id`);
-          const c = rows[0]!;
-          if (!c.sandbox && !deps.options.sandbox) throw new ScenarioError('FORBIDDEN', 'The creative is not in a sandbox account', c.status);
-          await tx.query(sql`UPDATE sales_creatives SET status = ${params.status}::text, updated_at = ${deps.clock.now()}::timestamptz
-            WHERE account_id = ${c.account_id}::text AND creative_id = ${params.creative_id}::text`);
-          return { kind: 'transition', previous_state: c.status, current_state: params.status };
-        });
-      },
-    }),
-    defineScenario({
-      name: 'seed_account',
-      protocol: 'media_buy',
-      description: 'Create a sandbox account of the caller with a chosen account_id: params {account_id, fixture: {brand: {domain}, operator, billing}}',
-      params: v.object({
-        account_id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$')),
-        fixture: v.optional(
-          v.object({
-            brand: v.optional(v.object({ domain: v.pipe(v.string(), v.regex(/^[a-z0-9.-]{1,253}$/, 'must be a lowercase domain name')) })),
-            operator: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9.-]{1,253}$/, 'must be a lowercase domain name'))),
-            billing: v.optional(v.picklist(['operator', 'agent', 'advertiser'])),
-          }),
-          {},
-        ),
-      }),
-      async run({ params, principal }) {
-        const brand = params.fixture.brand?.domain ?? `${params.account_id.toLowerCase().replace(/[^a-z0-9-]/g, '-')}.example`;
-        const operator = params.fixture.operator ?? brand;
-        const now = deps.clock.now();
-        return deps.db.transaction(async (tx) => {
-          const [taken] = await tx.query<{ owner: string }>(sql`SELECT owner FROM sales_accounts WHERE account_id = ${params.account_id}::text
-            OR (owner = ${principal.orgId}::text AND brand_domain = ${brand}::text AND operator = ${operator}::text AND sandbox)`);
-          if (taken)
-            throw new ScenarioError('INVALID_PARAMS', `An account ${params.account_id} (or a sandbox account of ${brand} via ${operator}) exists already`);
-          const row = newAccount(deps, principal.orgId, {
-            account_id: params.account_id,
-            brand_domain: brand,
-            operator,
-            billing: params.fixture.billing ?? 'operator',
-            sandbox: true,
-          });
-          await insertAccount(tx, row, now);
-          return { kind: 'seed', message: `Sandbox account ${params.account_id} for ${brand}` };
         });
       },
     }),

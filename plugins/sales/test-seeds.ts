@@ -5,28 +5,30 @@ import type { Principal } from '../../core/ports/auth.ts';
 import { defineScenario, ScenarioError, type ScenarioContext, type TestScenario } from '../../core/ports/test-controller.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import type { SalesDeps } from './deps.ts';
-import { resolveAccount, type AccountRow } from './accounts.ts';
-import { accountRef } from './schemas.ts';
-import { formatKey } from './formats.ts';
-import { REFERENCE_CREATIVE_AGENT } from '../../lib/adcp/reference-formats.ts';
+import type { SalesAccount } from '../../core/ports/sales-accounts.ts';
+import { accountRef } from '../../lib/adcp/media-buy-fields.ts';
 import { addHistory, insertBuy, newBuy, type BuyStatus } from './buys/store.ts';
 
 const id = v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
 const currency = v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'));
 const instant = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 timestamp with a time zone'));
 const SEEDABLE_BUY_STATUSES = ['pending_creatives', 'pending_start', 'active', 'paused', 'completed', 'canceled'] as const;
-const CREATIVE_STATUSES = ['processing', 'pending_review', 'approved', 'rejected', 'archived'] as const;
 
 const DAY = 86_400_000;
 
 /** The sandbox account the controller call names (provisioned on a sandbox deployment). */
-export async function fixtureAccount(deps: SalesDeps, tx: Queryable, principal: Principal, account: ScenarioContext<unknown>['account']): Promise<AccountRow> {
+export async function fixtureAccount(
+  deps: SalesDeps,
+  tx: Queryable,
+  principal: Principal,
+  account: ScenarioContext<unknown>['account'],
+): Promise<SalesAccount> {
   const ref = v.safeParse(accountRef, account ?? null);
   if (!ref.success)
     throw new ScenarioError('INVALID_PARAMS', 'account: a seeded fixture belongs to a sandbox account; send account {account_id} or {brand, operator}');
-  let row: AccountRow;
+  let row: SalesAccount;
   try {
-    row = await resolveAccount(deps, tx, principal.orgId, ref.output);
+    row = await deps.accounts.resolve(tx, principal.orgId, ref.output);
   } catch (error) {
     if (error instanceof ProtocolError) throw new ScenarioError('NOT_FOUND', error.message, null);
     throw error;
@@ -95,39 +97,6 @@ export function salesSeeds(deps: SalesDeps): TestScenario[] {
           );
           await addHistory(tx, { mediaBuyId: params.media_buy_id, revision: 1, at: now, actor: 'test controller', action: 'seeded', summary: status });
           return { kind: 'seed', message: `Sandbox media buy ${params.media_buy_id} (${status})` };
-        });
-      },
-    }),
-    defineScenario({
-      name: 'seed_creative',
-      protocol: 'media_buy',
-      description: "Add a creative to the caller's sandbox library with a chosen id: params {creative_id, fixture: {format_id: {id}, status, name}}",
-      params: v.object({
-        creative_id: id,
-        fixture: v.optional(
-          v.looseObject({
-            format_id: v.optional(
-              v.looseObject({ id: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,128}$/)), agent_url: v.optional(v.pipe(v.string(), v.url())) }),
-            ),
-            status: v.optional(v.picklist(CREATIVE_STATUSES, `must be one of ${CREATIVE_STATUSES.join(', ')}`), 'approved'),
-            name: v.optional(v.pipe(v.string(), v.maxLength(256))),
-          }),
-          {},
-        ),
-      }),
-      async run({ params, principal, account }) {
-        const fx = params.fixture;
-        const format = { agent_url: fx.format_id?.agent_url ?? REFERENCE_CREATIVE_AGENT, id: fx.format_id?.id ?? 'display_300x250' };
-        return deps.db.transaction(async (tx) => {
-          const acc = await fixtureAccount(deps, tx, principal, account);
-          const now = deps.clock.now();
-          await tx.query(sql`
-            INSERT INTO sales_creatives (account_id, creative_id, owner, name, format_id, format_key, assets, status, created_at, updated_at)
-            VALUES (${acc.account_id}::text, ${params.creative_id}::text, ${principal.orgId}::text, ${fx.name ?? params.creative_id}::text, ${format}::jsonb,
-                    ${formatKey(format)}::text, '{}'::jsonb, ${fx.status}::text, ${now}::timestamptz, ${now}::timestamptz)
-            ON CONFLICT (account_id, creative_id) DO UPDATE SET format_id = EXCLUDED.format_id, format_key = EXCLUDED.format_key,
-              status = EXCLUDED.status, name = EXCLUDED.name, updated_at = EXCLUDED.updated_at`);
-          return { kind: 'seed', message: `Sandbox creative ${params.creative_id} (${fx.status})` };
         });
       },
     }),

@@ -64,6 +64,20 @@ export function getTaskStatusTask(repo: TaskRepository) {
   });
 }
 
+const isObject = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** Several plugins may describe one protocol (accounts, media buys, buyer data): objects merge member by member, anything else is replaced. */
+function mergeBlock(target: Json, block: Json): void {
+  for (const [key, value] of Object.entries(block)) {
+    const old = target[key];
+    if (isObject(old) && isObject(value)) {
+      const merged = { ...old };
+      mergeBlock(merged, value);
+      target[key] = merged;
+    } else target[key] = value;
+  }
+}
+
 const PROTOCOLS = ['media_buy', 'signals', 'governance', 'sponsored_intelligence', 'creative', 'brand', 'measurement'] as const;
 
 export function capabilitiesTask(registry: TaskRegistry, idempotency: IdempotencyPort, verifier?: RequestVerifierPort) {
@@ -94,7 +108,7 @@ export function capabilitiesTask(registry: TaskRegistry, idempotency: Idempotenc
       const specialisms = new Set(all.flatMap((c) => c.specialisms ?? []));
       if (specialisms.size) body.specialisms = [...specialisms];
       const wanted = input.protocols as readonly string[] | undefined;
-      for (const c of all) if (!wanted || wanted.includes(c.protocol)) Object.assign(body, c.block ?? {});
+      for (const c of all) if (!wanted || wanted.includes(c.protocol)) mergeBlock(body, c.block ?? {});
       if (verifier) {
         const { policy } = verifier;
         body.request_signing = {

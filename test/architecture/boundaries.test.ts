@@ -2,12 +2,16 @@ import { afterAll, expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { boundaryViolations, unawaitedAssertions } from './boundaries.ts';
+import { boundaryViolations, importCycles, unawaitedAssertions } from './boundaries.ts';
 
 const ROOT = join(import.meta.dir, '../..');
 
 test('the tree keeps the layout rules: plugin, lib, host and core imports; one owner per table', () => {
   expect(boundaryViolations(ROOT)).toEqual([]);
+});
+
+test('no plugin folder has files importing each other in a circle', () => {
+  expect(importCycles(ROOT)).toEqual([]);
 });
 
 test('every async assertion in the tests is awaited', () => {
@@ -67,4 +71,16 @@ test("lib defining a plugin or naming a table, and a script writing a plugin's t
     "lib/kit/store.ts lib names a plugin's table b_things belongs to b",
     "scripts/fix.ts scripts names a plugin's table b_things belongs to b",
   ]);
+});
+
+test('an import cycle inside a plugin folder is reported once, type-only imports included; imports across plugins are not followed', () => {
+  write('plugins/c/index.ts', "import { a } from './a.ts';\n");
+  write('plugins/c/a.ts', "import { b } from './deep/b.ts';\nexport const a = 1;\n");
+  write('plugins/c/deep/b.ts', "import type { C } from '../c.ts';\nexport const b = 1;\n");
+  write('plugins/c/c.ts', "import { a } from './a.ts';\nexport type C = number;\n");
+  write('plugins/c/self.ts', "export { s } from './self.ts';\n");
+  write('plugins/d/x.ts', "import { y } from '../c/index.ts';\n");
+  write('plugins/c/ok.ts', "import { x } from '../d/x.ts';\nimport { a } from './a.ts';\n");
+  const found = importCycles(scratch).map((v) => `${v.file}: ${v.detail}`);
+  expect(found).toEqual(['plugins/c/a.ts: plugins/c/a.ts <-> plugins/c/c.ts <-> plugins/c/deep/b.ts', 'plugins/c/self.ts: plugins/c/self.ts']);
 });

@@ -120,6 +120,63 @@ export function boundaryViolations(root: string): Violation[] {
   return violations;
 }
 
+/**
+ * Import cycles inside one plugin folder (type-only imports included: a circle of files is one unit that
+ * cannot be split or owned apart). Each strongly connected set of files is reported once, its files sorted.
+ */
+export function importCycles(root: string): Violation[] {
+  let files: string[];
+  try {
+    files = walk(join(root, 'plugins'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => relative(root, f));
+  } catch {
+    return [];
+  }
+  const known = new Set(files);
+  const edges = new Map<string, string[]>();
+  for (const file of files) {
+    const [, plugin] = area(file);
+    const targets = importsOf(readFileSync(join(root, file), 'utf8'))
+      .filter((spec) => spec.startsWith('.'))
+      .map((spec) => normalize(join(dirname(file), spec)))
+      .filter((t) => known.has(t) && area(t)[1] === plugin);
+    edges.set(file, [...new Set(targets)]);
+  }
+  // Tarjan's strongly connected components: every component of more than one file (or a file importing
+  // itself) is a cycle.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  let next = 0;
+  const visit = (file: string) => {
+    index.set(file, next);
+    low.set(file, next++);
+    stack.push(file);
+    onStack.add(file);
+    for (const to of edges.get(file) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(file, Math.min(low.get(file)!, low.get(to)!));
+      } else if (onStack.has(to)) low.set(file, Math.min(low.get(file)!, index.get(to)!));
+    }
+    if (low.get(file) === index.get(file)) {
+      const component: string[] = [];
+      let f: string;
+      do {
+        f = stack.pop()!;
+        onStack.delete(f);
+        component.push(f);
+      } while (f !== file);
+      if (component.length > 1 || edges.get(file)!.includes(file)) components.push(component.sort());
+    }
+  };
+  for (const file of [...files].sort()) if (!index.has(file)) visit(file);
+  return components.sort((a, b) => a[0]!.localeCompare(b[0]!)).map((c) => ({ file: c[0]!, rule: 'no import cycle in a plugin', detail: `${c.join(' <-> ')}` }));
+}
+
 /** Test files whose `expect(...).rejects` / `.resolves` is not awaited (such an assertion can never fail the test). */
 export function unawaitedAssertions(root: string): Violation[] {
   const out: Violation[] = [];

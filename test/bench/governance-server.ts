@@ -17,7 +17,7 @@ import tasks from '../../plugins/tasks/index.ts';
 import idempotency from '../../plugins/idempotency/index.ts';
 import inventoryDb from '../../plugins/inventory-db/index.ts';
 import adServerSimulated from '../../plugins/ad-server-simulated/index.ts';
-import sales from '../../plugins/sales/index.ts';
+import { salesPlugins } from '../../config/sales.ts';
 import governance from '../../plugins/governance/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
 import restTasks from '../../hosts/rest/tasks.ts';
@@ -41,7 +41,7 @@ const deployment = await assemble(
       inventoryDb(),
       adServerSimulated(),
       governance(),
-      sales(),
+      ...salesPlugins(),
       webhooks({ outbox: { workers: false } }),
       restTasks(),
     ],

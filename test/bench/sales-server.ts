@@ -18,7 +18,7 @@ import tasks from '../../plugins/tasks/index.ts';
 import idempotency from '../../plugins/idempotency/index.ts';
 import inventoryDb from '../../plugins/inventory-db/index.ts';
 import adServerSimulated from '../../plugins/ad-server-simulated/index.ts';
-import sales from '../../plugins/sales/index.ts';
+import { salesPlugins } from '../../config/sales.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
 import mcpHost from '../../hosts/mcp/index.ts';
 import restTasks from '../../hosts/rest/tasks.ts';
@@ -48,7 +48,7 @@ if (process.env.BENCH_TARGET === 'baseline') {
         idempotency(),
         inventoryDb(),
         adServerSimulated(),
-        sales(),
+        ...salesPlugins(),
         webhooks({ outbox: { workers: false } }),
         mcpHost({ jsonResponse: true }),
         restTasks(),

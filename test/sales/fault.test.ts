@@ -9,7 +9,7 @@ import tasks from '../../plugins/tasks/index.ts';
 import idempotency from '../../plugins/idempotency/index.ts';
 import inventoryDb from '../../plugins/inventory-db/index.ts';
 import adServerSimulated from '../../plugins/ad-server-simulated/index.ts';
-import sales from '../../plugins/sales/index.ts';
+import { salesPlugins } from '../../config/sales.ts';
 import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
 import restTasks from '../../hosts/rest/tasks.ts';
@@ -46,7 +46,7 @@ const HOURS = 8;
         idempotency(),
         inventoryDb(),
         adServerSimulated(FAULT_AD_SERVER),
-        sales(),
+        ...salesPlugins(),
         signerKeyring(),
         referenceFormats(),
         webhooks({ outbox: { ...FAULT_OUTBOX, workers: false } }),

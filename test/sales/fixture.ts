@@ -12,7 +12,7 @@ import tasks from '../../plugins/tasks/index.ts';
 import idempotency from '../../plugins/idempotency/index.ts';
 import inventoryDb from '../../plugins/inventory-db/index.ts';
 import adServerSimulated, { type AdServerSimulatedOptions } from '../../plugins/ad-server-simulated/index.ts';
-import sales, { type SalesPluginOptions } from '../../plugins/sales/index.ts';
+import { salesPlugins, type SalesOptions } from '../../config/sales.ts';
 import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import signerHmac from '../../plugins/signer-hmac-legacy/index.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
@@ -72,7 +72,7 @@ export interface SalesWorld {
 
 export interface WorldOptions {
   adServer?: AdServerSimulatedOptions;
-  sales?: SalesPluginOptions;
+  sales?: SalesOptions;
   env?: Record<string, string>;
   extra?: PluginEntry[];
   /** Bind the reference formats as this deployment's creative agent (default true). */
@@ -101,7 +101,7 @@ export async function startSalesWorld(adapter: AdapterName, schema: string, opti
     idempotency(),
     inventoryDb(),
     adServerSimulated({ delayMinutes: 10, lateProbability: 0, adjustmentProbability: 0, ...options.adServer }),
-    sales({ jobIntervalMs: 1000, ...options.sales }),
+    ...salesPlugins({ jobIntervalMs: 1000, ...options.sales }),
     signerKeyring(),
     signerHmac(),
     operatorBrandJson(),

@@ -4,11 +4,11 @@ import { defineTask, type Json } from '../../../core/task.ts';
 import type { Queryable } from '../../../core/ports/database.ts';
 import type { Order } from '../../../core/ports/ad-server.ts';
 import type { SalesDeps } from '../deps.ts';
-import { accountRef, brandRef, money, packageRequest, pushConfig, reportingWebhook, timestamp, versionFields } from '../schemas.ts';
-import { resolveAccount } from '../accounts.ts';
+import { accountRef, brandRef, timestamp, versionFields } from '../../../lib/adcp/media-buy-fields.ts';
+import { money, packageRequest, pushConfig, reportingWebhook } from '../schemas.ts';
 import { checkMeasurementTerms } from '../measurement-terms.ts';
 import { sealChannel } from '../channels.ts';
-import { dueAt } from '../lifecycle.ts';
+import { dueAt } from './due.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
 import { addHistory, insertBuy, loadBuy, loadPackages, newBuy, updateBuy, type BuyRow, type ChannelConfig, type ReportingConfig } from './store.ts';
 import { renderBuy } from './render.ts';
@@ -97,7 +97,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
       }
       // Terms are negotiated before anything else: the buyer's retry corrects only them.
       for (const [i, p] of (input.packages ?? []).entries()) checkMeasurementTerms(p.measurement_terms, `packages[${i}].measurement_terms`);
-      const account = await resolveAccount(deps, deps.db, owner, input.account);
+      const account = await deps.accounts.resolve(deps.db, owner, input.account);
       const now = clock.now();
       const packages = input.proposal_id
         ? await packagesOfProposal(deps, owner, account.account_id, input.proposal_id, input.total_budget!.amount, now)
@@ -180,7 +180,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
       );
       const write = async (tx: Queryable, row: BuyRow) => {
         await insertBuy(tx, row);
-        await writePackages(tx, owner, account.account_id, planned, now);
+        await writePackages(deps, tx, owner, account.account_id, planned, now);
         await addHistory(tx, {
           mediaBuyId,
           revision: 1,

@@ -3,17 +3,7 @@ import type { Json } from '../../../core/task.ts';
 import type { GovernanceOutcome } from '../../../core/ports/governance.ts';
 import type { SalesDeps } from '../deps.ts';
 import type { PlannedPackage } from './packages.ts';
-
-/** The decision a buy was created under, stored with it and shown in its answers (`governance`). */
-export interface BuyGovernance {
-  plan_id: string;
-  check_id: string;
-  status: 'approved' | 'conditions';
-  explanation: string;
-  conditions: Json[];
-  expires_at?: string;
-  governance_context: string;
-}
+import type { BuyGovernance } from './store.ts';
 
 /**
  * Ask the governance agent about a buy before anything is written: denied is GOVERNANCE_DENIED

@@ -3,10 +3,10 @@ import { sql } from '../../../core/sql.ts';
 import { defineTask, type Json } from '../../../core/task.ts';
 import type { WebhookActivityRecord } from '../../../core/ports/webhook-activity.ts';
 import type { SalesDeps } from '../deps.ts';
-import { accountRef, pagination, pins31, versionFields } from '../schemas.ts';
-import { resolveAccount, type AccountRow } from '../accounts.ts';
+import { accountRef, pagination, pins31, versionFields } from '../../../lib/adcp/media-buy-fields.ts';
+import type { SalesAccount } from '../../../core/ports/sales-accounts.ts';
 import { openImpairments } from '../impairments.ts';
-import { decodeOffset, fingerprint, pageInfo } from '../pagination.ts';
+import { decodeOffset, fingerprint, pageInfo } from '../../../lib/adcp/offset-cursor.ts';
 import { loadHistory, loadPackages, queryBuys } from './store.ts';
 import { renderListedBuy } from './render.ts';
 import { loadFeedback } from '../feedback.ts';
@@ -59,8 +59,8 @@ export function getMediaBuysTask(deps: SalesDeps) {
     }),
     async handler({ input, principal, clock }) {
       const owner = principal.orgId;
-      let account: AccountRow | undefined;
-      if (input.account) account = await resolveAccount(deps, deps.db, owner, input.account);
+      let account: SalesAccount | undefined;
+      if (input.account) account = await deps.accounts.resolve(deps.db, owner, input.account);
       // Buys still under the seller's review are not confirmed media buys yet.
       const where = [sql`owner = ${owner}::text`, sql`status <> 'pending_review'`];
       // 3.0 has no unconfirmed buys (confirmed_at is a timestamp there): rejected-before-confirmation ones are for 3.1 readers.
@@ -81,7 +81,7 @@ export function getMediaBuysTask(deps: SalesDeps) {
         openImpairments(deps.db, ids),
         loadFeedback(deps.db, ids),
         input.include_history ? loadHistory(deps.db, ids, input.include_history) : Promise.resolve(null),
-        deps.db.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE account_id = ANY(${[...new Set(buys.map((b) => b.account_id))]}::text[])`),
+        deps.accounts.byIds(deps.db, [...new Set(buys.map((b) => b.account_id))]),
       ]);
       const accountOf = new Map(accounts.map((a) => [a.account_id, { account_id: a.account_id, name: a.name, status: a.status }]));
       const activity = input.include_webhook_activity && deps.activity ? await deps.activity.recent(owner, ids, input.webhook_activity_limit ?? 20) : null;

@@ -1,13 +1,12 @@
-import { sql } from '../../../core/sql.ts';
 import { ProtocolError } from '../../../core/errors.ts';
 import type { Queryable } from '../../../core/ports/database.ts';
 import type { OrderLine } from '../../../core/ports/ad-server.ts';
 import type { Product } from '../../../core/ports/inventory.ts';
 import type { SalesDeps } from '../deps.ts';
 import { keptOverlay, type PackageRequest } from '../schemas.ts';
-import { structuredFormatIds } from '../formats-input.ts';
-import { formatKey } from '../formats.ts';
-import { assign, fits, prepareCreatives, writeCreatives, type PreparedCreative } from '../creatives.ts';
+import { fitsFormats, formatKey, structuredFormatIds } from '../../../lib/adcp/format-ids.ts';
+import type { PreparedCreative } from '../../../core/ports/seller-creatives.ts';
+import { assign } from './assignments.ts';
 import { insertPackage, type PackageRow } from './store.ts';
 
 /** A validated package, ready to be written and booked. */
@@ -36,14 +35,10 @@ export async function planPackages(
   now: Date,
 ): Promise<PlannedPackage[]> {
   const products = await deps.inventory.get([...new Set(inputs.map((p) => p.product_id))]);
-  const library = new Map(
-    (
-      await deps.db.query<{
-        creative_id: string;
-        format_key: string;
-      }>(sql`SELECT creative_id, format_key FROM sales_creatives WHERE account_id = ${accountId}::text
-        AND creative_id = ANY(${inputs.flatMap((p) => (p.creative_assignments ?? []).map((a) => a.creative_id))}::text[])`)
-    ).map((r) => [r.creative_id, r.format_key]),
+  const library = await deps.creatives.formatKeys(
+    deps.db,
+    accountId,
+    inputs.flatMap((p) => (p.creative_assignments ?? []).map((a) => a.creative_id)),
   );
   let buyCurrency = currency;
   const planned: PlannedPackage[] = [];
@@ -132,9 +127,9 @@ export async function planPackages(
       targeting_overlay: keptOverlay(p.targeting_overlay),
       creatives: 0,
     };
-    const creatives = p.creatives ? await prepareCreatives(deps, p.creatives, `${at}.creatives`) : [];
+    const creatives = p.creatives ? await deps.creatives.prepare(p.creatives, `${at}.creatives`) : [];
     creatives.forEach((c, j) => {
-      if (!fits(row, c.key))
+      if (!fitsFormats(row.format_ids, c.key))
         throw new ProtocolError('FORMAT_NOT_SUPPORTED', `${at}.creatives[${j}].format_id: ${c.format.id} is not a format of this package`, {
           field: `${at}.creatives[${j}].format_id`,
         });
@@ -147,7 +142,7 @@ export async function planPackages(
           status: 404,
           field: `${at}.creative_assignments[${j}].creative_id`,
         });
-      if (!fits(row, key))
+      if (!fitsFormats(row.format_ids, key))
         throw new ProtocolError('FORMAT_NOT_SUPPORTED', `Creative ${a.creative_id} does not fit the formats of this package`, {
           field: `${at}.creative_assignments[${j}].creative_id`,
         });
@@ -168,11 +163,18 @@ export async function planPackages(
 }
 
 /** Write planned packages, their inline creatives and assignments (in the buy's transaction). */
-export async function writePackages(tx: Queryable, owner: string, accountId: string, planned: readonly PlannedPackage[], now: Date): Promise<void> {
+export async function writePackages(
+  deps: SalesDeps,
+  tx: Queryable,
+  owner: string,
+  accountId: string,
+  planned: readonly PlannedPackage[],
+  now: Date,
+): Promise<void> {
   for (const p of planned) {
     const { creatives: _count, ...row } = p.row;
     await insertPackage(tx, row);
-    if (p.creatives.length) await writeCreatives(tx, owner, accountId, p.creatives, now);
+    if (p.creatives.length) await deps.creatives.write(tx, owner, accountId, p.creatives, now);
     for (const c of p.creatives) await assign(tx, accountId, c.input.creative_id, p.row.package_id, c.input.weight, now);
     for (const a of p.assignments) await assign(tx, accountId, a.creative_id, p.row.package_id, a.weight, now);
   }

@@ -2,10 +2,20 @@ import { sql, type SqlFragment } from '../../../core/sql.ts';
 import type { Queryable } from '../../../core/ports/database.ts';
 import type { FormatRef, PricingModel, ReportingFrequency } from '../../../core/ports/inventory.ts';
 import type { Json } from '../../../core/task.ts';
-import type { BuyGovernance } from './governance.ts';
 
 export type BuyStatus = 'pending_review' | 'pending_creatives' | 'pending_start' | 'active' | 'paused' | 'completed' | 'canceled' | 'rejected';
 export const TERMINAL: ReadonlySet<BuyStatus> = new Set(['completed', 'canceled', 'rejected']);
+
+/** The decision a buy was created under, stored with it and shown in its answers (`governance`). */
+export interface BuyGovernance {
+  plan_id: string;
+  check_id: string;
+  status: 'approved' | 'conditions';
+  explanation: string;
+  conditions: Json[];
+  expires_at?: string;
+  governance_context: string;
+}
 
 /** A stored push channel: credentials sealed; `registered_by` is the task whose call registered it. */
 export interface ChannelConfig {

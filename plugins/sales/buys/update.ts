@@ -3,23 +3,13 @@ import { sql } from '../../../core/sql.ts';
 import { ProtocolError } from '../../../core/errors.ts';
 import { defineTask, type Json } from '../../../core/task.ts';
 import type { SalesDeps } from '../deps.ts';
-import {
-  accountRef,
-  creativeAssignment,
-  keptOverlay,
-  money,
-  packageRequest,
-  pushConfig,
-  reportingWebhook,
-  targetingOverlay,
-  timestamp,
-  versionFields,
-} from '../schemas.ts';
-import { resolveAccount } from '../accounts.ts';
+import { accountRef, timestamp, versionFields } from '../../../lib/adcp/media-buy-fields.ts';
+import { creativeAssignment, keptOverlay, money, packageRequest, pushConfig, reportingWebhook, targetingOverlay } from '../schemas.ts';
 import { sealChannel } from '../channels.ts';
-import { dueAt } from '../lifecycle.ts';
+import { dueAt } from './due.ts';
 import { reemitOpen } from '../impairments.ts';
-import { assign, fits, promoteIfReady } from '../creatives.ts';
+import { assign, promoteIfReady } from './assignments.ts';
+import { fitsFormats } from '../../../lib/adcp/format-ids.ts';
 import { checkChannel } from './create.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
 import { requireAction, requireTransition, VALID_ACTIONS } from './status.ts';
@@ -82,7 +72,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       }
       // media_buy_id names the buy among the caller's; a named account must exist, but it only
       // routes (buyers resend the account they last used, which may be another of theirs).
-      if (input.account) await resolveAccount(deps, deps.db, owner, input.account);
+      if (input.account) await deps.accounts.resolve(deps.db, owner, input.account);
       checkChannel(deps, input.push_notification_config, 'push_notification_config');
       checkChannel(deps, input.reporting_webhook, 'reporting_webhook');
       const now = clock.now();
@@ -214,15 +204,13 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           }
           for (const [j, a] of (u.creative_assignments ?? []).entries()) {
             requireAction(b.status, 'sync_creatives', `${at}.creative_assignments`);
-            const [c] = await tx.query<{ format_key: string }>(
-              sql`SELECT format_key FROM sales_creatives WHERE account_id = ${b.account_id}::text AND creative_id = ${a.creative_id}::text`,
-            );
-            if (!c)
+            const key = (await deps.creatives.formatKeys(tx, b.account_id, [a.creative_id])).get(a.creative_id);
+            if (!key)
               throw new ProtocolError('CREATIVE_NOT_FOUND', `Creative ${a.creative_id} is not in the account library`, {
                 status: 404,
                 field: `${at}.creative_assignments[${j}].creative_id`,
               });
-            if (!fits(pkg, c.format_key))
+            if (!fitsFormats(pkg.format_ids, key))
               throw new ProtocolError('FORMAT_NOT_SUPPORTED', `Creative ${a.creative_id} does not fit the formats of package ${pkg.package_id}`, {
                 field: `${at}.creative_assignments[${j}].creative_id`,
               });
@@ -255,7 +243,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         }
         if (planned.length) {
           requireAction(b.status, 'add_packages', 'new_packages');
-          await writePackages(tx, owner, b.account_id, planned, now);
+          await writePackages(deps, tx, owner, b.account_id, planned, now);
           await deps.adServer.amend(tx, b.media_buy_id, { lines: planned.map((p) => p.line) });
           const live = planned.filter((p) => !p.row.paused).map((p) => p.row.package_id);
           if (next.status === 'active' && live.length) await deps.adServer.setState(tx, b.media_buy_id, 'live', now, live);

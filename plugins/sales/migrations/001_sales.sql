@@ -1,20 +1,6 @@
--- Buyer accounts: one per (owner, brand, operator, sandbox); `owner` is the calling organization.
-CREATE TABLE sales_accounts (
-  account_id text PRIMARY KEY,
-  owner text NOT NULL,
-  brand_domain text NOT NULL,
-  operator text NOT NULL,
-  billing text NOT NULL CHECK (billing IN ('operator', 'agent', 'advertiser')),
-  payment_terms text,
-  sandbox boolean NOT NULL DEFAULT false,
-  status text NOT NULL DEFAULT 'active',
-  name text NOT NULL,
-  created_at timestamptz NOT NULL,
-  updated_at timestamptz NOT NULL,
-  UNIQUE (owner, brand_domain, operator, sandbox)
-);
-CREATE INDEX sales_accounts_owner ON sales_accounts (owner, created_at, account_id);
-
+-- sales_accounts moved to the sales-accounts plugin, sales_creatives and sales_format_cache to
+-- sales-creatives (both run first); a database that ran this file when it still created them keeps
+-- them (those plugins use IF NOT EXISTS).
 CREATE TABLE sales_media_buys (
   media_buy_id text PRIMARY KEY,
   owner text NOT NULL,
@@ -120,23 +106,6 @@ CREATE TABLE sales_impairments (
 CREATE UNIQUE INDEX sales_impairments_open ON sales_impairments (media_buy_id, resource_type, resource_id) WHERE state = 'open';
 CREATE INDEX sales_impairments_buy ON sales_impairments (media_buy_id, observed_at);
 
--- The buyer's creative library, per account.
-CREATE TABLE sales_creatives (
-  account_id text NOT NULL REFERENCES sales_accounts (account_id),
-  creative_id text NOT NULL,
-  owner text NOT NULL,
-  name text NOT NULL,
-  format_id jsonb NOT NULL,
-  format_key text NOT NULL,
-  assets jsonb NOT NULL,
-  tags text[] NOT NULL DEFAULT '{}',
-  status text NOT NULL,
-  created_at timestamptz NOT NULL,
-  updated_at timestamptz NOT NULL,
-  PRIMARY KEY (account_id, creative_id)
-);
-CREATE INDEX sales_creatives_owner ON sales_creatives (owner, created_at, account_id, creative_id);
-
 CREATE TABLE sales_creative_assignments (
   account_id text NOT NULL,
   creative_id text NOT NULL,
@@ -147,13 +116,3 @@ CREATE TABLE sales_creative_assignments (
   FOREIGN KEY (account_id, creative_id) REFERENCES sales_creatives (account_id, creative_id) ON DELETE CASCADE
 );
 CREATE INDEX sales_creative_assignments_package ON sales_creative_assignments (package_id);
-
--- What creative agents said about format ids (list_creative_formats), shared by instances.
-CREATE TABLE sales_format_cache (
-  agent_url text NOT NULL,
-  format_id text NOT NULL,
-  known boolean NOT NULL,
-  name text,
-  fetched_at timestamptz NOT NULL,
-  PRIMARY KEY (agent_url, format_id)
-);

@@ -1,61 +1,9 @@
+-- sales_audiences, sales_audience_members, sales_event_sources, sales_events, sales_catalogs and
+-- sales_catalog_items moved to the sales-buyer-data plugin; a database that ran this file when it
+-- still created them keeps them (sales-buyer-data uses IF NOT EXISTS).
+
 -- The governance decision a buy was created under (plan, check, conditions), when a governance agent was consulted.
 ALTER TABLE sales_media_buys ADD COLUMN governance jsonb;
-
--- First-party audiences (sync_audiences): hashed identifiers only; matching is simulated per member.
-CREATE TABLE sales_audiences (
-  account_id text NOT NULL REFERENCES sales_accounts (account_id),
-  audience_id text NOT NULL,
-  owner text NOT NULL,
-  seller_id text NOT NULL,
-  name text,
-  audience_type text,
-  consent_basis text,
-  tags text[] NOT NULL DEFAULT '{}',
-  status text NOT NULL CHECK (status IN ('processing', 'ready', 'too_small')),
-  created_at timestamptz NOT NULL,
-  updated_at timestamptz NOT NULL,
-  PRIMARY KEY (account_id, audience_id)
-);
-
-CREATE TABLE sales_audience_members (
-  account_id text NOT NULL,
-  audience_id text NOT NULL,
-  external_id text NOT NULL,
-  -- {hashed_email?, hashed_phone?, uids?}: digests and universal ids, never plaintext
-  identifiers jsonb NOT NULL,
-  -- the id type that matched, NULL when none did
-  matched_by text,
-  PRIMARY KEY (account_id, audience_id, external_id),
-  FOREIGN KEY (account_id, audience_id) REFERENCES sales_audiences (account_id, audience_id) ON DELETE CASCADE
-);
-
--- Conversion event sources (sync_event_sources) of an account; ids are the buyer's, unique per buyer.
-CREATE TABLE sales_event_sources (
-  owner text NOT NULL,
-  event_source_id text NOT NULL,
-  account_id text NOT NULL REFERENCES sales_accounts (account_id),
-  name text,
-  event_types text[],
-  allowed_domains text[],
-  created_at timestamptz NOT NULL,
-  updated_at timestamptz NOT NULL,
-  PRIMARY KEY (owner, event_source_id)
-);
-
--- Logged conversion events, deduplicated by (source, event id).
-CREATE TABLE sales_events (
-  owner text NOT NULL,
-  event_source_id text NOT NULL,
-  event_id text NOT NULL,
-  event_type text NOT NULL,
-  event_time timestamptz NOT NULL,
-  value numeric(16, 2),
-  currency text,
-  test boolean NOT NULL,
-  received_at timestamptz NOT NULL,
-  PRIMARY KEY (owner, event_source_id, event_id),
-  FOREIGN KEY (owner, event_source_id) REFERENCES sales_event_sources (owner, event_source_id) ON DELETE CASCADE
-);
 
 -- provide_performance_feedback, per buy (and package or creative when named).
 CREATE TABLE sales_performance_feedback (
@@ -72,36 +20,3 @@ CREATE TABLE sales_performance_feedback (
   submitted_at timestamptz NOT NULL
 );
 CREATE INDEX sales_performance_feedback_buy ON sales_performance_feedback (media_buy_id, submitted_at, feedback_id);
-
--- Product catalogs (sync_catalogs) and their validated items.
-CREATE TABLE sales_catalogs (
-  account_id text NOT NULL REFERENCES sales_accounts (account_id),
-  catalog_id text NOT NULL,
-  owner text NOT NULL,
-  platform_id text NOT NULL,
-  type text NOT NULL,
-  name text,
-  url text,
-  feed_format text,
-  update_frequency text,
-  -- hash of the definition and items, to answer `unchanged`
-  content_hash text NOT NULL,
-  item_count integer NOT NULL,
-  items_approved integer NOT NULL,
-  items_pending integer NOT NULL,
-  items_rejected integer NOT NULL,
-  last_synced_at timestamptz NOT NULL,
-  created_at timestamptz NOT NULL,
-  PRIMARY KEY (account_id, catalog_id)
-);
-
-CREATE TABLE sales_catalog_items (
-  account_id text NOT NULL,
-  catalog_id text NOT NULL,
-  item_id text NOT NULL,
-  status text NOT NULL CHECK (status IN ('approved', 'pending', 'rejected', 'warning')),
-  reasons jsonb NOT NULL DEFAULT '[]'::jsonb,
-  data jsonb NOT NULL,
-  PRIMARY KEY (account_id, catalog_id, item_id),
-  FOREIGN KEY (account_id, catalog_id) REFERENCES sales_catalogs (account_id, catalog_id) ON DELETE CASCADE
-);

@@ -12,7 +12,7 @@ import tasks from '../../../plugins/tasks/index.ts';
 import idempotency from '../../../plugins/idempotency/index.ts';
 import inventoryDb from '../../../plugins/inventory-db/index.ts';
 import adServerSimulated from '../../../plugins/ad-server-simulated/index.ts';
-import sales from '../../../plugins/sales/index.ts';
+import { salesPlugins } from '../../../config/sales.ts';
 import signerKeyring from '../../../plugins/signer-keyring/index.ts';
 import crawlerHttp from '../../../plugins/crawler-http/index.ts';
 import webhooks from '../../../plugins/webhooks/index.ts';
@@ -31,7 +31,7 @@ const preset = definePreset({
     idempotency({ purgeIntervalSeconds: 0 }),
     inventoryDb({ seed: false }),
     adServerSimulated(FAULT_AD_SERVER),
-    sales({ jobIntervalMs: 20 }),
+    ...salesPlugins({ jobIntervalMs: 20 }),
     signerKeyring(),
     crawlerHttp({ allowlist: ['127.0.0.1'] }),
     webhooks({ outbox: FAULT_OUTBOX }),

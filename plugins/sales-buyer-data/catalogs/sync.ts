@@ -6,9 +6,9 @@ import { defineTask, type Json } from '../../../core/task.ts';
 import type { Queryable } from '../../../core/ports/database.ts';
 import { CrawlerError } from '../../../core/ports/crawler.ts';
 import { canonicalJson } from '../../../lib/canonical-json.ts';
-import type { SalesDeps } from '../deps.ts';
-import { accountRef, versionFields } from '../schemas.ts';
-import { resolveAccount, type AccountRow } from '../accounts.ts';
+import type { BuyerDataDeps } from '../deps.ts';
+import { accountRef, versionFields } from '../../../lib/adcp/media-buy-fields.ts';
+import type { SalesAccount } from '../../../core/ports/sales-accounts.ts';
 import { applyMappings, checkItem, FeedFormatError, parseFeed, type CheckedItem, type FieldMapping } from './items.ts';
 
 const CATALOG_TYPES = [
@@ -141,7 +141,7 @@ const error = (code: string, detail: string, message: string, recovery: 'transie
 });
 
 /** Fetch a feed through the SSRF-guarded crawler: a catalog error (not a thrown one) when it cannot be read. */
-async function fetchFeed(deps: SalesDeps, url: string): Promise<Record<string, unknown>[] | { error: Json }> {
+async function fetchFeed(deps: BuyerDataDeps, url: string): Promise<Record<string, unknown>[] | { error: Json }> {
   if (!deps.crawler)
     return { error: error('UNSUPPORTED_FEATURE', 'FEED_FETCH_FAILED', 'This seller makes no outbound requests: send items inline', 'correctable') };
   try {
@@ -191,7 +191,7 @@ const issuesOf = (items: readonly CheckedItem[]) =>
     .map((i) => ({ item_id: i.item_id, status: i.status, reasons: i.reasons }));
 
 /** Fetch (when a feed), validate and store one catalog; the answer is its sync-catalogs-response entry. */
-async function syncCatalog(deps: SalesDeps, account: AccountRow, c: CatalogInput, o: Options): Promise<Json> {
+async function syncCatalog(deps: BuyerDataDeps, account: SalesAccount, c: CatalogInput, o: Options): Promise<Json> {
   const now = deps.clock.now();
   const base: Json = { catalog_id: c.catalog_id };
   const raw = c.url ? await fetchFeed(deps, c.url) : c.items!;
@@ -266,7 +266,7 @@ async function syncCatalog(deps: SalesDeps, account: AccountRow, c: CatalogInput
 }
 
 /** Stored catalogs as a discovery answer (no catalogs sent). */
-async function listCatalogs(deps: SalesDeps, accountId: string, ids: readonly string[] | undefined): Promise<Json[]> {
+async function listCatalogs(deps: BuyerDataDeps, accountId: string, ids: readonly string[] | undefined): Promise<Json[]> {
   const rows = await deps.db.query<CatalogRow>(sql`SELECT * FROM sales_catalogs WHERE account_id = ${accountId}::text
     ${ids ? sql`AND catalog_id = ANY(${[...ids]}::text[])` : sql.empty} ORDER BY created_at, catalog_id`);
   return rows.map((r) => ({
@@ -281,7 +281,7 @@ async function listCatalogs(deps: SalesDeps, accountId: string, ids: readonly st
   }));
 }
 
-async function deleteMissing(deps: SalesDeps, accountId: string, keep: readonly string[], dryRun: boolean): Promise<Json[]> {
+async function deleteMissing(deps: BuyerDataDeps, accountId: string, keep: readonly string[], dryRun: boolean): Promise<Json[]> {
   const rows = await deps.db.query<{ catalog_id: string; platform_id: string }>(sql`SELECT catalog_id, platform_id FROM sales_catalogs
     WHERE account_id = ${accountId}::text AND NOT (catalog_id = ANY(${[...keep]}::text[])) ORDER BY created_at, catalog_id`);
   if (rows.length && !dryRun) {
@@ -290,9 +290,9 @@ async function deleteMissing(deps: SalesDeps, accountId: string, keep: readonly 
   return rows.map((r) => ({ catalog_id: r.catalog_id, platform_id: r.platform_id, action: 'deleted' }));
 }
 
-export function syncCatalogsTask(deps: SalesDeps) {
+export function syncCatalogsTask(deps: BuyerDataDeps) {
   const threshold = deps.options.catalogSyncItems;
-  const body = (account: AccountRow, catalogs: Json[], dryRun: boolean): Json => ({
+  const body = (account: SalesAccount, catalogs: Json[], dryRun: boolean): Json => ({
     catalogs,
     ...(dryRun ? { dry_run: true } : {}),
     ...(deps.options.sandbox || account.sandbox ? { sandbox: true } : {}),
@@ -305,7 +305,7 @@ export function syncCatalogsTask(deps: SalesDeps) {
     mutating: true,
     input: syncCatalogsInput,
     async handler({ input, principal, task }) {
-      const account = await resolveAccount(deps, deps.db, principal.orgId, input.account);
+      const account = await deps.accounts.resolve(deps.db, principal.orgId, input.account);
       const dryRun = input.dry_run ?? false;
       if (!input.catalogs) return body(account, await listCatalogs(deps, account.account_id, input.catalog_ids), dryRun);
       input.catalogs.forEach((c, i) => {
@@ -345,7 +345,7 @@ export function syncCatalogsTask(deps: SalesDeps) {
       const catalogs = state.catalogs as CatalogInput[];
       const done = state.done as Json[];
       const options = state.options as Options;
-      const [account] = await deps.db.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE account_id = ${state.account_id as string}::text`);
+      const [account] = await deps.accounts.byIds(deps.db, [state.account_id as string]);
       if (!account) throw new ProtocolError('ACCOUNT_NOT_FOUND', 'The account was closed during the sync', { status: 404, field: 'account' });
       const c = catalogs[done.length]!;
       const result = await syncCatalog(deps, account, c, options);

@@ -9,8 +9,6 @@ import type { CreativeFormatsPort } from '../../core/ports/creative-formats.ts';
 import type { FormatRef, InventoryPort } from '../../core/ports/inventory.ts';
 import type { Logger } from '../../core/log.ts';
 
-export const formatKey = (f: FormatRef) => `${normalizeAgentUrl(f.agent_url) ?? f.agent_url}#${f.id}`;
-
 /**
  * Whether format ids are real: named by one of this seller's own products (it sells them, so it
  * takes creatives in them), else defined by a creative agent: the same deployment's, or a remote

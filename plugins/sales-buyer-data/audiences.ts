@@ -3,9 +3,8 @@ import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { Queryable } from '../../core/ports/database.ts';
-import type { SalesDeps } from './deps.ts';
-import { accountRef, versionFields } from './schemas.ts';
-import { resolveAccount } from './accounts.ts';
+import type { BuyerDataDeps } from './deps.ts';
+import { accountRef, versionFields } from '../../lib/adcp/media-buy-fields.ts';
 import { findPlaintextPii, SHA256_HEX } from './pii.ts';
 
 const UID_TYPES = [
@@ -173,7 +172,7 @@ async function render(tx: Queryable, accountId: string, row: AudienceRow, action
   return out;
 }
 
-export function syncAudiencesTask(deps: SalesDeps) {
+export function syncAudiencesTask(deps: BuyerDataDeps) {
   const { minAudienceSize: minimum, audienceMatchRate: rate } = deps.options;
   return defineTask({
     name: 'sync_audiences',
@@ -183,7 +182,7 @@ export function syncAudiencesTask(deps: SalesDeps) {
     mutating: true,
     input: syncAudiencesInput,
     async handler({ input, principal, clock, ids }) {
-      const account = await resolveAccount(deps, deps.db, principal.orgId, input.account);
+      const account = await deps.accounts.resolve(deps.db, principal.orgId, input.account);
       const now = clock.now();
       const results = await deps.db.transaction(async (tx) => {
         const existing = new Map(

@@ -3,9 +3,8 @@ import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { Conversion } from '../../core/ports/ad-server.ts';
-import type { SalesDeps } from './deps.ts';
-import { accountRef, timestamp, versionFields } from './schemas.ts';
-import { resolveAccount } from './accounts.ts';
+import type { BuyerDataDeps } from './deps.ts';
+import { accountRef, timestamp, versionFields } from '../../lib/adcp/media-buy-fields.ts';
 import { findPlaintextPii, SHA256_HEX } from './pii.ts';
 
 const EVENT_TYPES = [
@@ -46,7 +45,7 @@ const eventType = v.picklist(EVENT_TYPES, 'must be an event type of enums/event-
 const sourceId = v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
 const DAY = 86_400_000;
 
-export function syncEventSourcesTask(deps: SalesDeps) {
+export function syncEventSourcesTask(deps: BuyerDataDeps) {
   return defineTask({
     name: 'sync_event_sources',
     description:
@@ -77,7 +76,7 @@ export function syncEventSourcesTask(deps: SalesDeps) {
     }),
     async handler({ input, principal, clock }) {
       const owner = principal.orgId;
-      const account = await resolveAccount(deps, deps.db, owner, input.account);
+      const account = await deps.accounts.resolve(deps.db, owner, input.account);
       const now = clock.now();
       const sources = await deps.db.transaction(async (tx) => {
         type Row = { event_source_id: string; account_id: string; name: string | null; event_types: string[] | null; allowed_domains: string[] | null };
@@ -169,7 +168,7 @@ const event = v.pipe(
   }),
 );
 
-export function logEventTask(deps: SalesDeps) {
+export function logEventTask(deps: BuyerDataDeps) {
   return defineTask({
     name: 'log_event',
     description:
@@ -232,9 +231,7 @@ export function logEventTask(deps: SalesDeps) {
         if (test || !fresh.size) return fresh.size;
         // Attribution happens in the ad server, to lines of the account's buys serving at the event times.
         const times = accepted.filter((e) => fresh.has(e.event_id)).map((e) => new Date(e.event_time).getTime());
-        const buys = await tx.query<{ media_buy_id: string }>(sql`SELECT media_buy_id FROM sales_media_buys
-          WHERE account_id = ${source.account_id}::text AND started_at IS NOT NULL
-            AND started_at <= ${new Date(Math.max(...times))}::timestamptz AND COALESCE(ended_at, end_time) > ${new Date(Math.min(...times))}::timestamptz`);
+        const buys = await deps.mediaBuys.servingBetween(tx, source.account_id, new Date(Math.min(...times)), new Date(Math.max(...times)));
         const conversions: Conversion[] = accepted
           .filter((e) => fresh.has(e.event_id))
           .map((e) => ({
@@ -244,12 +241,7 @@ export function logEventTask(deps: SalesDeps) {
             ...(e.custom_data?.value !== undefined ? { value: e.custom_data.value } : {}),
             ...(e.custom_data?.currency ? { currency: e.custom_data.currency } : {}),
           }));
-        if (buys.length)
-          await deps.adServer.recordConversions(
-            tx,
-            buys.map((b) => b.media_buy_id),
-            conversions,
-          );
+        if (buys.length) await deps.adServer.recordConversions(tx, buys, conversions);
         return fresh.size;
       });
       const duplicates = input.events.length - failures.length - processed;

@@ -1,0 +1,36 @@
+import { token } from '../token.ts';
+import type { Queryable } from './database.ts';
+
+/** A buyer account on this seller: one per (owner, brand, operator, sandbox); `owner` is the calling organization. */
+export interface SalesAccount {
+  account_id: string;
+  owner: string;
+  brand_domain: string;
+  operator: string;
+  billing: string;
+  payment_terms: string | null;
+  sandbox: boolean;
+  status: string;
+  name: string;
+}
+
+/** How a request names an account: `{account_id}` or `{brand: {domain}, operator}` (core/account-ref.json). */
+export type SalesAccountRef = { account_id: string } | { brand: { domain: string }; operator: string; sandbox?: boolean };
+
+/**
+ * The seller's buyer accounts, for the features that work under one (media buys, creatives, buyer
+ * data). Every method runs on the caller's `q`, so what it writes (a sandbox account provisioned on
+ * first reference) commits or rolls back with the caller's transaction.
+ */
+export interface SalesAccountsPort {
+  /**
+   * The account `ref` names, owned by `owner`. Throws ProtocolError ACCOUNT_NOT_FOUND (404) when there
+   * is none, ACCOUNT_SUSPENDED (403) when it is not active, naming `field` (default `account`). On a
+   * sandbox deployment a {brand, operator} reference provisions its account on first use.
+   */
+  resolve(q: Queryable, owner: string, ref: SalesAccountRef, field?: string): Promise<SalesAccount>;
+  /** The accounts of these ids, whoever owns them (answers that show the account of stored records). */
+  byIds(q: Queryable, ids: readonly string[]): Promise<SalesAccount[]>;
+}
+
+export const SalesAccounts = token<SalesAccountsPort>('sales.accounts');

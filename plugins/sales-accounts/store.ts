@@ -1,0 +1,129 @@
+import { sql } from '../../core/sql.ts';
+import { ProtocolError } from '../../core/errors.ts';
+import type { Json } from '../../core/task.ts';
+import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
+import type { ClockPort } from '../../core/ports/clock.ts';
+import type { IdsPort } from '../../core/ports/ids.ts';
+import type { SalesAccount, SalesAccountRef, SalesAccountsPort } from '../../core/ports/sales-accounts.ts';
+
+export type AccountRow = SalesAccount;
+type AccountRef = SalesAccountRef;
+
+export interface AccountsOptions {
+  /** Every account is a sandbox one (no real money): the public test agent. */
+  sandbox: boolean;
+  /** Sandbox only: accounts a caller with none finds in list_accounts (a test account that pre-exists). */
+  sandboxAccounts: { brand: { domain: string }; operator: string }[];
+}
+
+/** What the account tasks and the port share (built once in init). */
+export interface AccountsDeps {
+  db: DatabasePort;
+  clock: ClockPort;
+  ids: IdsPort;
+  options: AccountsOptions;
+}
+
+type AccountDeps = Pick<AccountsDeps, 'options' | 'ids' | 'clock'>;
+
+/** Whether an account of this natural key is a sandbox one: always, on a sandbox-only deployment. */
+export const isSandbox = (deps: AccountDeps, flag: boolean | undefined) => deps.options.sandbox || (flag ?? false);
+
+async function findAccount(deps: AccountDeps, q: Queryable, owner: string, ref: AccountRef): Promise<AccountRow | undefined> {
+  const rows =
+    'account_id' in ref
+      ? await q.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE account_id = ${ref.account_id}::text AND owner = ${owner}::text`)
+      : await q.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE owner = ${owner}::text AND brand_domain = ${ref.brand.domain}::text
+          AND operator = ${ref.operator}::text AND sandbox = ${isSandbox(deps, ref.sandbox)}::boolean`);
+  return rows[0];
+}
+
+/** A new active account of `owner` for a brand and operator (`account_id` given, or minted). */
+export function newAccount(
+  deps: Pick<AccountDeps, 'ids'>,
+  owner: string,
+  a: { brand_domain: string; operator: string; billing: string; payment_terms?: string | null; sandbox: boolean; account_id?: string },
+): AccountRow {
+  return {
+    account_id: a.account_id ?? `acc_${deps.ids.uuid7().replace(/-/g, '')}`,
+    owner,
+    brand_domain: a.brand_domain,
+    operator: a.operator,
+    billing: a.billing,
+    payment_terms: a.payment_terms ?? null,
+    sandbox: a.sandbox,
+    status: 'active',
+    name: `${a.brand_domain} via ${a.operator}`,
+  };
+}
+
+/** Write a new account; `ifAbsent` leaves one of the same natural key in place (and returns nothing). */
+export async function insertAccount(q: Queryable, row: AccountRow, now: Date, ifAbsent = false): Promise<AccountRow | undefined> {
+  const rows = await q.query<AccountRow>(sql`
+    INSERT INTO sales_accounts (account_id, owner, brand_domain, operator, billing, payment_terms, sandbox, status, name, created_at, updated_at)
+    VALUES (${row.account_id}::text, ${row.owner}::text, ${row.brand_domain}::text, ${row.operator}::text, ${row.billing}::text, ${row.payment_terms}::text,
+            ${row.sandbox}::boolean, ${row.status}::text, ${row.name}::text, ${now}::timestamptz, ${now}::timestamptz)
+    ${ifAbsent ? sql`ON CONFLICT (owner, brand_domain, operator, sandbox) DO NOTHING` : sql.empty} RETURNING *`);
+  return rows[0];
+}
+
+/**
+ * A sandbox deployment trusts the buyer's {brand, operator} claim (capabilities: account
+ * require_operator_auth false) and provisions the sandbox account on first reference, as
+ * sync_accounts would with billing operator; a production deployment wants sync_accounts first.
+ */
+async function provisionSandboxAccount(deps: AccountDeps, q: Queryable, owner: string, ref: AccountRef): Promise<AccountRow | undefined> {
+  if (!deps.options.sandbox || 'account_id' in ref) return undefined;
+  const row = newAccount(deps, owner, { brand_domain: ref.brand.domain, operator: ref.operator, billing: 'operator', sandbox: true });
+  return (await insertAccount(q, row, deps.clock.now(), true)) ?? (await findAccount(deps, q, owner, ref));
+}
+
+/**
+ * The account a request names, owned by the caller; ACCOUNT_NOT_FOUND otherwise. On a sandbox
+ * deployment every natural key exists: the first reference, read or write, provisions it.
+ */
+async function resolveAccount(deps: AccountDeps, q: Queryable, owner: string, ref: AccountRef, field = 'account'): Promise<AccountRow> {
+  const account = (await findAccount(deps, q, owner, ref)) ?? (await provisionSandboxAccount(deps, q, owner, ref));
+  if (!account) {
+    throw new ProtocolError(
+      'ACCOUNT_NOT_FOUND',
+      'account_id' in ref
+        ? `No account ${ref.account_id.slice(0, 128)} for this caller`
+        : `No account for brand ${ref.brand.domain} operated by ${ref.operator}`,
+      {
+        status: 404,
+        field,
+        suggestion: 'Create it with sync_accounts, or use an account_id from list_accounts',
+      },
+    );
+  }
+  if (account.status !== 'active') {
+    throw new ProtocolError('ACCOUNT_SUSPENDED', `Account ${account.account_id} is ${account.status}`, { status: 403, field });
+  }
+  return account;
+}
+
+/** An account as list_accounts shows it (core/account.json). */
+export function renderAccount(a: AccountRow): Json {
+  const out: Json = {
+    account_id: a.account_id,
+    name: a.name,
+    status: a.status,
+    brand: { domain: a.brand_domain },
+    operator: a.operator,
+    billing: a.billing,
+    sandbox: a.sandbox,
+  };
+  if (a.payment_terms) out.payment_terms = a.payment_terms;
+  return out;
+}
+
+/** The SalesAccounts port of this plugin. */
+export function createSalesAccounts(deps: AccountDeps): SalesAccountsPort {
+  return {
+    resolve: (q, owner, ref, field) => resolveAccount(deps, q, owner, ref, field),
+    async byIds(q, ids) {
+      return ids.length ? q.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE account_id = ANY(${[...ids]}::text[])`) : [];
+    },
+  };
+}

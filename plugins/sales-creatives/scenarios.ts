@@ -1,0 +1,102 @@
+import * as v from 'valibot';
+import { sql } from '../../core/sql.ts';
+import { ProtocolError } from '../../core/errors.ts';
+import type { Queryable } from '../../core/ports/database.ts';
+import type { Principal } from '../../core/ports/auth.ts';
+import type { SalesAccount } from '../../core/ports/sales-accounts.ts';
+import { defineScenario, ScenarioError, type ScenarioContext, type TestScenario } from '../../core/ports/test-controller.ts';
+import { accountRef } from '../../lib/adcp/media-buy-fields.ts';
+import { formatKey } from '../../lib/adcp/format-ids.ts';
+import { REFERENCE_CREATIVE_AGENT } from '../../lib/adcp/reference-formats.ts';
+import type { CreativesDeps } from './deps.ts';
+
+const id = v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128));
+/** Ids of seeded fixtures (the test-seeds' pattern). */
+const fixtureId = v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
+const CREATIVE_STATUSES = ['processing', 'pending_review', 'approved', 'rejected', 'archived'] as const;
+
+/** The sandbox account the controller call names (provisioned on a sandbox deployment). */
+export async function fixtureAccount(
+  deps: CreativesDeps,
+  tx: Queryable,
+  principal: Principal,
+  account: ScenarioContext<unknown>['account'],
+): Promise<SalesAccount> {
+  const ref = v.safeParse(accountRef, account ?? null);
+  if (!ref.success)
+    throw new ScenarioError('INVALID_PARAMS', 'account: a seeded fixture belongs to a sandbox account; send account {account_id} or {brand, operator}');
+  let row: SalesAccount;
+  try {
+    row = await deps.accounts.resolve(tx, principal.orgId, ref.output);
+  } catch (error) {
+    if (error instanceof ProtocolError) throw new ScenarioError('NOT_FOUND', error.message, null);
+    throw error;
+  }
+  if (!row.sandbox) throw new ScenarioError('FORBIDDEN', `Account ${row.account_id} is not a sandbox account`, null);
+  return row;
+}
+
+/** Sandbox scenarios of the creative library (comply_test_controller): a creative's review status, a creative of a chosen id. */
+export function creativeScenarios(deps: CreativesDeps): TestScenario[] {
+  return [
+    defineScenario({
+      name: 'force_creative_status',
+      protocol: 'media_buy',
+      description: "Set the review status of a creative in a sandbox account's library",
+      params: v.object({
+        creative_id: id,
+        account_id: v.optional(id),
+        status: v.picklist(CREATIVE_STATUSES, `must be one of ${CREATIVE_STATUSES.join(', ')}`),
+        rejection_reason: v.optional(v.pipe(v.string(), v.maxLength(500))),
+      }),
+      async run({ params, principal }) {
+        return deps.db.transaction(async (tx) => {
+          const rows = await tx.query<{ account_id: string; status: string }>(sql`SELECT c.account_id, c.status FROM sales_creatives c
+            WHERE c.owner = ${principal.orgId}::text AND c.creative_id = ${params.creative_id}::text
+            ${params.account_id ? sql`AND c.account_id = ${params.account_id}::text` : sql.empty} FOR UPDATE OF c`);
+          if (!rows.length) throw new ScenarioError('NOT_FOUND', `No creative ${params.creative_id} in your libraries`, null);
+          if (rows.length > 1) throw new ScenarioError('INVALID_PARAMS', `Creative ${params.creative_id} is in several accounts: name account_id`);
+          const c = rows[0]!;
+          const [account] = await deps.accounts.byIds(tx, [c.account_id]);
+          if (!account?.sandbox && !deps.options.sandbox) throw new ScenarioError('FORBIDDEN', 'The creative is not in a sandbox account', c.status);
+          await tx.query(sql`UPDATE sales_creatives SET status = ${params.status}::text, updated_at = ${deps.clock.now()}::timestamptz
+            WHERE account_id = ${c.account_id}::text AND creative_id = ${params.creative_id}::text`);
+          return { kind: 'transition', previous_state: c.status, current_state: params.status };
+        });
+      },
+    }),
+    defineScenario({
+      name: 'seed_creative',
+      protocol: 'media_buy',
+      description: "Add a creative to the caller's sandbox library with a chosen id: params {creative_id, fixture: {format_id: {id}, status, name}}",
+      params: v.object({
+        creative_id: fixtureId,
+        fixture: v.optional(
+          v.looseObject({
+            format_id: v.optional(
+              v.looseObject({ id: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,128}$/)), agent_url: v.optional(v.pipe(v.string(), v.url())) }),
+            ),
+            status: v.optional(v.picklist(CREATIVE_STATUSES, `must be one of ${CREATIVE_STATUSES.join(', ')}`), 'approved'),
+            name: v.optional(v.pipe(v.string(), v.maxLength(256))),
+          }),
+          {},
+        ),
+      }),
+      async run({ params, principal, account }) {
+        const fx = params.fixture;
+        const format = { agent_url: fx.format_id?.agent_url ?? REFERENCE_CREATIVE_AGENT, id: fx.format_id?.id ?? 'display_300x250' };
+        return deps.db.transaction(async (tx) => {
+          const acc = await fixtureAccount(deps, tx, principal, account);
+          const now = deps.clock.now();
+          await tx.query(sql`
+            INSERT INTO sales_creatives (account_id, creative_id, owner, name, format_id, format_key, assets, status, created_at, updated_at)
+            VALUES (${acc.account_id}::text, ${params.creative_id}::text, ${principal.orgId}::text, ${fx.name ?? params.creative_id}::text, ${format}::jsonb,
+                    ${formatKey(format)}::text, '{}'::jsonb, ${fx.status}::text, ${now}::timestamptz, ${now}::timestamptz)
+            ON CONFLICT (account_id, creative_id) DO UPDATE SET format_id = EXCLUDED.format_id, format_key = EXCLUDED.format_key,
+              status = EXCLUDED.status, name = EXCLUDED.name, updated_at = EXCLUDED.updated_at`);
+          return { kind: 'seed', message: `Sandbox creative ${params.creative_id} (${fx.status})` };
+        });
+      },
+    }),
+  ];
+}

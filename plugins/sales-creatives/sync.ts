@@ -1,0 +1,100 @@
+import * as v from 'valibot';
+import { ProtocolError } from '../../core/errors.ts';
+import { defineTask, type Json } from '../../core/task.ts';
+import type { AssignablePackage } from '../../core/ports/seller-creatives.ts';
+import { accountRef, creative, versionFields } from '../../lib/adcp/media-buy-fields.ts';
+import { fitsFormats } from '../../lib/adcp/format-ids.ts';
+import type { CreativesDeps } from './deps.ts';
+import { formatKeys, prepareCreatives, writeCreatives } from './library.ts';
+
+const assignmentInput = v.strictObject({
+  creative_id: v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$')),
+  package_id: v.pipe(v.string('is required'), v.minLength(1), v.maxLength(128)),
+  weight: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(100))),
+  placement_ids: v.optional(v.array(v.string())),
+});
+
+export function syncCreativesTask(deps: CreativesDeps) {
+  return defineTask({
+    name: 'sync_creatives',
+    description:
+      'Upload creatives to the account library (format ids validated with the creative agent that defines them) and assign them to packages; a buy waiting for creatives moves to pending_start when every package has one.',
+    protocol: 'media_buy',
+    mutating: true,
+    input: v.object({
+      ...versionFields,
+      account: accountRef,
+      creatives: v.pipe(
+        v.array(creative, 'must be an array of creatives'),
+        v.minLength(1, 'must not be empty'),
+        v.maxLength(100, 'accepts at most 100 creatives'),
+      ),
+      assignments: v.optional(v.pipe(v.array(assignmentInput), v.minLength(1, 'must not be empty'), v.maxLength(500))),
+      creative_ids: v.optional(v.array(v.string())),
+      delete_missing: v.optional(v.boolean()),
+      dry_run: v.optional(v.boolean()),
+      validation_mode: v.optional(v.picklist(['strict', 'lenient'], 'must be strict or lenient')),
+    }),
+    async handler({ input, principal, clock }) {
+      if (input.delete_missing) throw new ProtocolError('UNSUPPORTED_FEATURE', 'delete_missing is not supported by this seller', { field: 'delete_missing' });
+      const owner = principal.orgId;
+      const account = await deps.accounts.resolve(deps.db, owner, input.account);
+      const prepared = await prepareCreatives(deps, input.creatives, 'creatives');
+      const byId = new Map(prepared.map((p) => [p.input.creative_id, p]));
+      const assignments = input.assignments ?? [];
+      const packagesSide = deps.packages();
+      if (assignments.length && !packagesSide)
+        throw new ProtocolError('UNSUPPORTED_FEATURE', 'assignments: this deployment sells no packages to assign creatives to', { field: 'assignments' });
+      // Packages named by assignments: the caller's, of this account, in a state that takes creatives.
+      const packages = packagesSide
+        ? await packagesSide.find(deps.db, owner, account.account_id, [...new Set(assignments.map((a) => a.package_id))])
+        : new Map<string, AssignablePackage>();
+      const library = await formatKeys(
+        deps.db,
+        account.account_id,
+        assignments.map((a) => a.creative_id),
+      );
+      for (const [i, a] of assignments.entries()) {
+        const field = `assignments[${i}]`;
+        const pkg = packages.get(a.package_id);
+        if (!pkg)
+          throw new ProtocolError('PACKAGE_NOT_FOUND', `No package ${a.package_id.slice(0, 128)} in this account's media buys`, {
+            status: 404,
+            field: `${field}.package_id`,
+          });
+        const key = byId.get(a.creative_id)?.key ?? library.get(a.creative_id);
+        if (!key)
+          throw new ProtocolError('CREATIVE_NOT_FOUND', `Creative ${a.creative_id} is neither in this request nor in the account library`, {
+            status: 404,
+            field: `${field}.creative_id`,
+          });
+        if (!fitsFormats(pkg.format_ids, key)) {
+          throw new ProtocolError('FORMAT_NOT_SUPPORTED', `Package ${pkg.package_id} does not accept the format of creative ${a.creative_id}`, {
+            field: `${field}.creative_id`,
+            suggestion: `Formats accepted: ${pkg.format_ids.map((f) => f.id).join(', ')}`,
+          });
+        }
+      }
+      if (packagesSide) await packagesSide.checkAssignable(deps.db, owner, [...new Set([...packages.values()].map((p) => p.media_buy_id))]);
+      const now = clock.now();
+      const actor = principal.orgName;
+      const actions = input.dry_run
+        ? new Map(prepared.map((p) => [p.input.creative_id, 'created' as const]))
+        : await deps.db.transaction(async (tx) => {
+            const acts = await writeCreatives(tx, owner, account.account_id, prepared, now);
+            if (packagesSide && assignments.length) await packagesSide.assign(tx, account.account_id, assignments, actor, now);
+            return acts;
+          });
+      const results: Json[] = prepared.map((p) => {
+        const out: Json = { creative_id: p.input.creative_id, action: actions.get(p.input.creative_id), status: 'approved' };
+        const to = assignments.filter((a) => a.creative_id === p.input.creative_id).map((a) => a.package_id);
+        if (assignments.length) out.assigned_to = to;
+        return out;
+      });
+      const body: Json = { creatives: results };
+      if (input.dry_run) body.dry_run = true;
+      if (deps.options.sandbox || account.sandbox) body.sandbox = true;
+      return body;
+    },
+  });
+}

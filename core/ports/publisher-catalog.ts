@@ -30,6 +30,7 @@ export interface CatalogCollection {
   genres: string[];
   genre_taxonomy: string | null;
   content_rating: { system: string; rating: string } | null;
+  production_quality: string | null;
 }
 
 /**

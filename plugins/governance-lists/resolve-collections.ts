@@ -56,9 +56,9 @@ const ratingKey = (r: { system: string; rating: string }) => `${r.system}:${r.ra
 /**
  * Resolve a collection list: literal distribution ids as given (with the registry's record when it
  * holds one), publisher collections and genres through the registry. Filters judged on what the
- * registry knows: kinds, genres_include/exclude, content_ratings_include/exclude; a collection it
+ * registry knows: kinds, genres_include/exclude, content_ratings_include/exclude, production_quality; a collection it
  * does not know is kept and reported in `gaps` under the filter's name. exclude_distribution_ids
- * always applies; production_quality needs data this agent does not hold: not applied.
+ * always applies; production_quality too, on what the registry knows.
  */
 export async function resolveCollections(
   sources: readonly BaseCollectionSource[] | null,
@@ -74,6 +74,7 @@ export async function resolveCollections(
   const genresOut = f.genres_exclude ? lower(f.genres_exclude) : null;
   const ratingsIn = f.content_ratings_include ? new Set(f.content_ratings_include.map(ratingKey)) : null;
   const ratingsOut = f.content_ratings_exclude ? new Set(f.content_ratings_exclude.map(ratingKey)) : null;
+  const quality = f.production_quality ? new Set<string>(f.production_quality) : null;
   const out: Resolution = { items: [], keys: [], gaps: {} };
   const seen = new Set<string>();
   for (const c of candidates) {
@@ -105,6 +106,10 @@ export async function resolveCollections(
     if (ratingsOut) {
       if (!rating) gap('content_ratings_exclude');
       else if (ratingsOut.has(rating)) continue;
+    }
+    if (quality) {
+      if (!k?.production_quality) gap('production_quality');
+      else if (!quality.has(k.production_quality)) continue;
     }
     if (out.items.length >= MAX_RESOLVED) break;
     seen.add(key);

@@ -36,6 +36,17 @@ const REQUESTS = [
   'governance/report-plan-outcome-request.json',
   'governance/get-plan-audit-logs-request.json',
   'brand/get-brand-identity-request.json',
+  'property/create-property-list-request.json',
+  'property/get-property-list-request.json',
+  'property/update-property-list-request.json',
+  'property/delete-property-list-request.json',
+  'property/list-property-lists-request.json',
+  'property/validate-property-delivery-request.json',
+  'collection/create-collection-list-request.json',
+  'collection/get-collection-list-request.json',
+  'collection/update-collection-list-request.json',
+  'collection/delete-collection-list-request.json',
+  'collection/list-collection-lists-request.json',
 ];
 
 const read = (dir: string, rel: string) => JSON.parse(readFileSync(join(dir, rel), 'utf8'));

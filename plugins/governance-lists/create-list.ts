@@ -16,6 +16,7 @@ export function createListTask(deps: ListsDeps, spec: KindSpec) {
     name: `create_${spec.noun}`,
     description: `Create a ${spec.noun.replace('_', ' ')} of an account (sources, filters, brand). Answers the list and an auth_token, shown only once, that sellers present to get_${spec.noun}.`,
     protocol: 'governance',
+    requestSchema: `${spec.schemaDir}/create-${spec.noun.replace('_', '-')}-request.json`,
     mutating: true,
     input: v.looseObject({
       ...versionFields,

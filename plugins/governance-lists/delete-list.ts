@@ -12,6 +12,7 @@ export function deleteListTask(deps: ListsDeps, spec: KindSpec) {
     name: `delete_${spec.noun}`,
     description: `Delete a ${spec.noun.replace('_', ' ')}; its auth_token stops working.`,
     protocol: 'governance',
+    requestSchema: `${spec.schemaDir}/delete-${spec.noun.replace('_', '-')}-request.json`,
     mutating: true,
     // Database only: the deletion commits with the idempotency record.
     transactional: true,

@@ -17,6 +17,7 @@ export function getListTask(deps: ListsDeps, spec: KindSpec) {
     name: `get_${spec.noun}`,
     description: `A ${spec.noun.replace('_', ' ')} and, with resolve (default true), its resolved ${spec.itemsField} (paginated). The owner's credential, or the list's auth_token in auth_token, grants access.`,
     protocol: 'governance',
+    requestSchema: `${spec.schemaDir}/get-${spec.noun.replace('_', '-')}-request.json`,
     // A seller with only the list's token calls without a credential of this agent.
     auth: 'optional',
     input: v.looseObject({

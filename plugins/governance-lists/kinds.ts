@@ -22,6 +22,8 @@ export interface KindSpec {
   /** Webhook event and change_summary member names. */
   event: string;
   summary: { added: string; removed: string; total: string };
+  /** Folder of the AdCP request schemas (`property`, `collection`). */
+  schemaDir: string;
   /** Prefix of list ids. */
   idPrefix: string;
   sources: v.GenericSchema<unknown, unknown[]>;
@@ -41,6 +43,7 @@ export const PROPERTY: KindSpec = {
   cacheHours: 24,
   event: 'property_list_changed',
   summary: { added: 'properties_added', removed: 'properties_removed', total: 'total_properties' },
+  schemaDir: 'property',
   idPrefix: 'pl_',
   sources: sourceList(basePropertySource),
   filters: propertyFilters,
@@ -56,6 +59,7 @@ export const COLLECTION: KindSpec = {
   cacheHours: 168,
   event: 'collection_list_changed',
   summary: { added: 'collections_added', removed: 'collections_removed', total: 'total_collections' },
+  schemaDir: 'collection',
   idPrefix: 'cl_',
   sources: sourceList(baseCollectionSource),
   filters: collectionFilters,

@@ -14,6 +14,7 @@ export function listListsTask(deps: ListsDeps, spec: KindSpec) {
     name: `list_${spec.noun}s`,
     description: `The caller's ${spec.noun.replace('_', ' ')}s (metadata, not resolved entries), of one account or all, filtered by name_contains; cursor pagination (50 per page by default, at most 100).`,
     protocol: 'governance',
+    requestSchema: `${spec.schemaDir}/list-${spec.noun.replace('_', '-')}s-request.json`,
     input: v.looseObject({
       ...versionFields,
       account: v.optional(accountRef),

@@ -25,8 +25,23 @@ export const listId = v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9_
 export const listName = nonEmpty(256);
 export const listDescription = text(2000);
 
-/** core/brand-ref.json members both versions know. */
-export const brandRef = v.strictObject({ domain, brand_id: v.optional(nonEmpty(128)) }, 'must be an object {domain}');
+/**
+ * core/brand-ref.json. Lists keep (and show) the members both versions define: domain, brand_id,
+ * industries; brand_kit_override (3.1 only) and data_subject_contestation are accepted, not kept.
+ */
+export const brandRef = v.pipe(
+  v.strictObject(
+    {
+      domain,
+      brand_id: v.optional(nonEmpty(128)),
+      industries: v.optional(v.pipe(v.array(nonEmpty(128), 'must be an array of strings'), v.maxLength(50, 'accepts at most 50 industries'))),
+      brand_kit_override: v.optional(v.unknown()),
+      data_subject_contestation: v.optional(v.unknown()),
+    },
+    'must be an object {domain}',
+  ),
+  v.transform(({ domain, brand_id, industries }) => ({ domain, ...(brand_id ? { brand_id } : {}), ...(industries ? { industries } : {}) })),
+);
 
 /** `{account_id}` or `{brand: {domain}, operator, sandbox?}` (core/account-ref.json). */
 export const accountRef = v.union(

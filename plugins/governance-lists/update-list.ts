@@ -21,6 +21,7 @@ export function updateListTask(deps: ListsDeps, spec: KindSpec) {
     name: `update_${spec.noun}`,
     description: `Replace the name, description, ${spec.sourcesField}, filters, brand or webhook_url of a ${spec.noun.replace('_', ' ')}; a change of its resolved content notifies the webhook_url (${spec.event}).`,
     protocol: 'governance',
+    requestSchema: `${spec.schemaDir}/update-${spec.noun.replace('_', '-')}-request.json`,
     mutating: true,
     input: v.looseObject({
       ...versionFields,

@@ -26,6 +26,7 @@ export function validatePropertyDeliveryTask(deps: ListsDeps) {
     description:
       'Check delivery records (identifier + impressions) against a property list: per-record compliant / non_compliant with the reason, counts and impressions per status, and an overall compliant flag.',
     protocol: 'governance',
+    requestSchema: 'property/validate-property-delivery-request.json',
     input: v.looseObject({
       ...versionFields,
       list_id: listId,

@@ -332,6 +332,26 @@ forEachDatabase<ListsServer>(
       expect((await anonymous.call('get_property_list', { list_id: list.list_id, auth_token })).body.adcp_error.code).toBe('REFERENCE_NOT_FOUND');
     });
 
+    test('tools/list publishes the AdCP request schemas; brand members AdCP allows are accepted, those both versions define kept', async () => {
+      const res = await get().server.fetch('/mcp', {
+        method: 'POST',
+        headers: { accept: 'application/json', 'mcp-protocol-version': '2025-06-18' },
+        token: TOKEN,
+        json: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      });
+      const tools = Object.fromEntries(((await res.json()) as any).result.tools.map((t: any) => [t.name, t.inputSchema]));
+      expect(Object.keys(tools.create_property_list.properties)).toEqual(
+        expect.arrayContaining(['account', 'name', 'base_properties', 'filters', 'brand', 'idempotency_key']),
+      );
+      expect(Object.keys(tools.get_collection_list.properties)).toEqual(expect.arrayContaining(['list_id', 'resolve', 'pagination']));
+      expect(Object.keys(tools.validate_property_delivery.properties)).toEqual(expect.arrayContaining(['list_id', 'records', 'include_compliant']));
+      const c = restClient(get().server, TOKEN);
+      const brand = { domain: 'acmeoutdoor.example', industries: ['outdoor'], brand_kit_override: { colors: {} } };
+      const created = await c.call('create_property_list', { account: ACME, name: 'Branded', brand, idempotency_key: key() });
+      expect(created.body.list.brand).toEqual({ domain: 'acmeoutdoor.example', industries: ['outdoor'] });
+      expect(bothVersionsErrors(P('create-property-list-response'), created.body)).toEqual([]);
+    });
+
     test('a webhook_url needs a deployment that sends webhooks', async () => {
       const c = restClient(get().server, TOKEN);
       const r = await c.call('create_property_list', { account: ACME, name: 'x', webhook_url: 'https://buyer.example/hook', idempotency_key: key() });

@@ -83,8 +83,9 @@ export async function resolveCollections(
     const { key, entry } = entryOf(c);
     if (seen.has(key)) continue;
     const k = c.known;
-    const gapIds = (entry.distribution_ids as Json[]) ?? [];
-    const gap = (name: string) => (out.gaps[name] ??= []).push(...gapIds);
+    // Filters no data could judge for this collection (reported once it is in the list).
+    const unjudged: string[] = [];
+    const gap = (name: string) => unjudged.push(name);
     if (kinds) {
       if (!k?.kind) gap('kinds');
       else if (!kinds.has(k.kind)) continue;
@@ -115,6 +116,7 @@ export async function resolveCollections(
     seen.add(key);
     out.items.push(entry);
     out.keys.push(key);
+    for (const name of unjudged) (out.gaps[name] ??= []).push(...(entry.distribution_ids as Json[]));
   }
   return out;
 }

@@ -64,14 +64,15 @@ export async function resolveProperties(
   const channels = filters?.channels_any ? new Set<string>(filters.channels_any) : null;
   const out: Resolution = { items: [], keys: [], gaps: {} };
   const seen = new Set<string>();
-  const gap = (name: string, ids: Identifier[]) => (out.gaps[name] ??= []).push(...(ids as unknown as Json[]));
   for (const c of candidates) {
+    // Filters no data could judge for this property (reported for the identifiers it contributes).
+    const unjudged: string[] = [];
     if (types) {
-      if (!c.known) gap('property_types', c.identifiers);
+      if (!c.known) unjudged.push('property_types');
       else if (!types.has(c.known.property_type)) continue;
     }
     if (channels) {
-      if (!c.known || c.known.channels.length === 0) gap('channels_any', c.identifiers);
+      if (!c.known || c.known.channels.length === 0) unjudged.push('channels_any');
       else if (!c.known.channels.some((ch) => channels.has(ch))) continue;
     }
     for (const id of c.identifiers) {
@@ -79,8 +80,10 @@ export async function resolveProperties(
       if (seen.has(key) || excluded(id)) continue;
       if (out.items.length >= MAX_RESOLVED) return out;
       seen.add(key);
-      out.items.push({ type: id.type, value: id.value });
+      const item: Json = { type: id.type, value: id.value };
+      out.items.push(item);
       out.keys.push(key);
+      for (const name of unjudged) (out.gaps[name] ??= []).push(item);
     }
   }
   return out;

@@ -11,6 +11,7 @@ import inventoryDb from '../plugins/inventory-db/index.ts';
 import adServerSimulated from '../plugins/ad-server-simulated/index.ts';
 import { salesPlugins } from './sales.ts';
 import governance from '../plugins/governance/index.ts';
+import governanceLists from '../plugins/governance-lists/index.ts';
 import creative from '../plugins/creative/index.ts';
 import brandAgent from '../plugins/brand-agent/index.ts';
 import testAgent from '../plugins/test-agent/index.ts';
@@ -50,6 +51,8 @@ export default definePreset({
     inventoryDb(),
     adServerSimulated(),
     governance(),
+    // Property and collection lists on the governance agent (resolved through the registry where one is deployed).
+    governanceLists(),
     // Before the sales plugins: they validate format ids with it (and capabilities list creative first).
     creative(),
     ...salesPlugins({ sandbox: true, minAudienceSize: 10 }),

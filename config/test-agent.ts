@@ -10,6 +10,7 @@ import adServerSimulated from '../plugins/ad-server-simulated/index.ts';
 import { salesPlugins } from './sales.ts';
 import creative from '../plugins/creative/index.ts';
 import governance from '../plugins/governance/index.ts';
+import governanceLists from '../plugins/governance-lists/index.ts';
 import registryBrands from '../plugins/registry-brands/index.ts';
 import brandAgent from '../plugins/brand-agent/index.ts';
 import testController from '../plugins/test-controller/index.ts';
@@ -106,6 +107,8 @@ export default definePreset({
     inventoryDb({ seed: [DEFAULT_SEED, CONFORMANCE_PRODUCTS] }),
     adServerSimulated(),
     governance(),
+    // Property and collection lists on the governance agent (resolved through the registry where one is deployed).
+    governanceLists(),
     // Before the sales plugins: the sales agent validates format ids with it (and capabilities list creative first).
     creative(),
     // A caller that lists accounts before declaring one finds the test kits' account (storyboard audience_sync).

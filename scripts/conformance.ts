@@ -111,7 +111,13 @@ const CI_SUBSET: Record<string, string[]> = {
     'v3_envelope_integrity',
   ],
   creative: ['creative_template', 'creative_generative'],
-  governance: ['governance_spend_authority/denied'],
+  governance: [
+    'governance_spend_authority/denied',
+    'property_lists',
+    'collection_lists',
+    'pagination_integrity_property_lists',
+    'pagination_integrity_collection_lists',
+  ],
 };
 const subset = args.ci ? CI_SUBSET : null;
 const wanted = args.storyboards ? new Set(args.storyboards.split(',')) : null;

@@ -40,6 +40,17 @@ const REQUESTS = [
   'sponsored-intelligence/si-initiate-session-request.json',
   'sponsored-intelligence/si-send-message-request.json',
   'sponsored-intelligence/si-terminate-session-request.json',
+  'property/create-property-list-request.json',
+  'property/get-property-list-request.json',
+  'property/update-property-list-request.json',
+  'property/delete-property-list-request.json',
+  'property/list-property-lists-request.json',
+  'property/validate-property-delivery-request.json',
+  'collection/create-collection-list-request.json',
+  'collection/get-collection-list-request.json',
+  'collection/update-collection-list-request.json',
+  'collection/delete-collection-list-request.json',
+  'collection/list-collection-lists-request.json',
 ];
 
 const read = (dir: string, rel: string) => JSON.parse(readFileSync(join(dir, rel), 'utf8'));

@@ -16,6 +16,8 @@ import { createDiscovery } from './discovery.ts';
 import type { DiscoveryContext } from './context.ts';
 import { BrandDirectory, PropertyDirectory } from '../../core/ports/directory.ts';
 import { HostedProperties } from '../../core/ports/hosted-properties.ts';
+import { PublisherCatalog } from '../../core/ports/publisher-catalog.ts';
+import { publisherCatalog } from './catalog.ts';
 import { Crawler } from '../../core/ports/crawler.ts';
 import { runHealthChecks } from './health/checks.ts';
 import { catalogEndpoints } from './endpoints/catalog.ts';
@@ -54,7 +56,7 @@ const options = v.object({
  */
 export default definePlugin({
   name: 'registry-agents',
-  provides: [Discovery, SearchSync],
+  provides: [Discovery, SearchSync, PublisherCatalog],
   deps: {
     db: Database,
     clock: Clock,
@@ -96,6 +98,8 @@ export default definePlugin({
       schemas: createSchemaValidator(o.schemaDir),
     };
     kernel.provide(Discovery, createDiscovery(db, ids, context.searchChanged));
+    // Read-only lookups of publishers' properties and collections (property and collection lists resolve through it).
+    kernel.provide(PublisherCatalog, publisherCatalog(db));
     endpoints.add(
       ...searchEndpoints(context),
       ...catalogEndpoints(context),

@@ -41,13 +41,15 @@ const SELLER_SCENARIOS = [
 ];
 const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative'];
 const GOVERNANCE = ['check_governance', 'get_plan_audit_logs', 'report_plan_outcome', 'sync_plans'];
+// Property and collection lists (plugins/governance-lists) on the same governance agent.
+const LISTS = ['property_list', 'collection_list'].flatMap((n) => [`create_${n}`, `get_${n}`, `update_${n}`, `delete_${n}`, `list_${n}s`]);
 /** What each path of the test agent serves, and nothing else. */
 const TOOLS: Record<string, string[]> = {
   // A seller that builds creatives (storyboard creative_generative/seller): the creative tasks too.
   sales: [...COMMON, ...CONTROL, ...CREATIVE, ...SELLER],
   signals: [...COMMON, ...CONTROL, 'activate_signal', 'get_signals'],
   // The governance storyboards buy under their plans on the same URL: the seller's tasks too.
-  governance: [...COMMON, ...CONTROL, ...GOVERNANCE, ...SELLER],
+  governance: [...COMMON, ...CONTROL, ...GOVERNANCE, ...LISTS, 'validate_property_delivery', ...SELLER],
   creative: [...COMMON, ...CREATIVE],
   'creative-builder': [...COMMON, ...CREATIVE],
   brand: [...COMMON, ...CONTROL, 'get_brand_identity', 'si_get_offering', 'si_initiate_session', 'si_send_message', 'si_terminate_session', 'list_si_sessions'],

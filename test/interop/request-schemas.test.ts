@@ -87,6 +87,28 @@ const SAMPLES: Record<string, unknown[]> = {
   ],
   'governance/check-governance-request.json': [{ plan_id: 'p', caller: 'https://s.example' }, { plan_id: 'p' }],
   'brand/get-brand-identity-request.json': [{ brand_id: 'b', fields: ['logos'] }, { brand_id: 'b', fields: ['logo'] }, {}],
+  'property/create-property-list-request.json': [
+    { idempotency_key: 'k'.repeat(16), name: 'n', base_properties: [{ selection_type: 'identifiers', identifiers: [{ type: 'domain', value: 'a.example' }] }] },
+    { idempotency_key: 'k'.repeat(16), name: 'n', base_properties: [{ selection_type: 'publisher_tags', publisher_domain: 'A.example', tags: ['x'] }] },
+    { idempotency_key: 'k'.repeat(16), name: 'n', filters: { channels_any: ['tv'] } },
+  ],
+  'property/get-property-list-request.json': [
+    { list_id: 'l', pagination: { max_results: 10_000 } },
+    { list_id: 'l', pagination: { max_results: 10_001 } },
+  ],
+  'property/validate-property-delivery-request.json': [
+    { list_id: 'l', records: [{ identifier: { type: 'domain', value: 'a.example' }, impressions: 1 }] },
+    { list_id: 'l', records: [] },
+  ],
+  'collection/create-collection-list-request.json': [
+    {
+      idempotency_key: 'k'.repeat(16),
+      name: 'n',
+      base_collections: [{ selection_type: 'distribution_ids', identifiers: [{ type: 'imdb_id', value: 'tt1' }] }],
+    },
+    { idempotency_key: 'k'.repeat(16), name: 'n', filters: { kinds: ['movie'] } },
+  ],
+  'collection/list-collection-lists-request.json': [{ name_contains: 'x', pagination: { max_results: 100 } }, { pagination: { max_results: 101 } }],
 };
 
 test('vendored request schemas validate exactly like the published 3.1.19 set', () => {

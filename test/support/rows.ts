@@ -20,7 +20,8 @@ export async function tableFingerprint(db: Queryable, schema: string): Promise<R
   const parts = names.map(
     (n) => `SELECT '${n}' AS name, count(*)::int AS n, md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS digest FROM "${schema}"."${n}" t`,
   );
-  if (moved.length) parts.push(`SELECT '${moved.join('+')}' AS name, (${moved.map((n) => `(SELECT count(*) FROM "${schema}"."${n}")`).join(' + ')})::int AS n, '' AS digest`);
+  if (moved.length)
+    parts.push(`SELECT '${moved.join('+')}' AS name, (${moved.map((n) => `(SELECT count(*) FROM "${schema}"."${n}")`).join(' + ')})::int AS n, '' AS digest`);
   const rows = await db.query<{ name: string; n: number; digest: string }>(sql.raw(parts.join(' UNION ALL ')));
   return Object.fromEntries(rows.map((r) => [r.name, `${r.n}:${r.digest}`]));
 }

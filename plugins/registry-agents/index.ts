@@ -25,6 +25,7 @@ import { searchEndpoints } from './endpoints/search.ts';
 import { publisherEndpoints } from './endpoints/publishers.ts';
 import { lookupEndpoints } from './endpoints/lookups.ts';
 import { toolEndpoints } from './endpoints/tools.ts';
+import { complianceEndpoints } from './endpoints/compliance.ts';
 
 const ms = (min: number) => v.pipe(v.number(), v.integer(), v.minValue(min));
 
@@ -107,6 +108,7 @@ export default definePlugin({
       ...publisherEndpoints(context),
       ...lookupEndpoints(context),
       ...toolEndpoints(context),
+      ...complianceEndpoints(context),
     );
     if (adagentsRecords && o.recordIntervalMs > 0) {
       // Publishers the projection holds but property resolution does not (see store/adagents-records.ts).

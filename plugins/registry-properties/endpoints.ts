@@ -8,6 +8,7 @@ import { PROPERTY_TABLES } from './tables.ts';
 import { propertyEvents, resolution, toData } from './model.ts';
 import * as s from './schemas.ts';
 import { propertyRegistryOut, propertyResolution } from './responses.ts';
+import { propertyCheckEndpoints } from './check.ts';
 
 export function propertyEndpoints(deps: RevisionDeps, cache: EntryCache<any>): EndpointDefinition[] {
   const { db } = deps;
@@ -34,6 +35,7 @@ export function propertyEndpoints(deps: RevisionDeps, cache: EntryCache<any>): E
 
   return [
     ...shared.endpoints,
+    ...propertyCheckEndpoints(deps),
     defineEndpoint({
       method: 'GET',
       path: '/api/properties/registry',

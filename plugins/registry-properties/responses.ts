@@ -22,3 +22,16 @@ export const propertyRegistryOut = r.obj({
   limit: r.int,
   offset: r.int,
 });
+
+const checkSummary = r.obj({ total: r.int, remove: r.int, modify: r.int, assess: r.int, ok: r.int });
+
+export const propertyCheckOut = r.obj({
+  summary: checkSummary,
+  remove: r.arr(r.obj({ input: r.str, canonical: r.str, reason: v.picklist(['duplicate', 'blocked']) })),
+  modify: r.arr(r.obj({ input: r.str, canonical: r.str, reason: r.str })),
+  assess: r.arr(r.obj({ domain: r.str })),
+  ok: r.arr(r.obj({ domain: r.str, source: r.str })),
+  report_id: r.str,
+});
+
+export const propertyCheckReportOut = r.obj({ report_id: r.str, summary: checkSummary, created_at: r.time, expires_at: r.time });

@@ -3,6 +3,7 @@ import { search } from './search.ts';
 import oauth from '../plugins/oauth/index.ts';
 import registryBrands from '../plugins/registry-brands/index.ts';
 import registryProperties from '../plugins/registry-properties/index.ts';
+import registryPolicies from '../plugins/registry-policies/index.ts';
 import registryAgents from '../plugins/registry-agents/index.ts';
 import crawlerHttp from '../plugins/crawler-http/index.ts';
 import rateLimit from '../plugins/rate-limit/index.ts';
@@ -19,6 +20,7 @@ export function registryFeatures(): PluginEntry[] {
     search,
     registryBrands(),
     registryProperties(),
+    registryPolicies(),
     registryAgents(),
     crawlerHttp(),
     rateLimit(),

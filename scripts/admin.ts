@@ -25,6 +25,7 @@ import registryAgents from '../plugins/registry-agents/index.ts';
 import { SearchSync } from '../core/ports/search-sync.ts';
 import auth from '../plugins/auth/index.ts';
 import oauth, { findLogin, setPassword } from '../plugins/oauth/index.ts';
+import rateLimit from '../plugins/rate-limit/index.ts';
 import {
   createApiKey,
   createOrganization,
@@ -74,7 +75,7 @@ if (!command || (!argument && !noArgument.includes(command))) {
   process.exit(2);
 }
 
-const plugins = searchCommand ? [storage, search, registryAgents()] : [storage, auth(), oauth()];
+const plugins = searchCommand ? [storage, search, registryAgents()] : [storage, auth(), oauth(), rateLimit({ pruneIntervalMs: 0 })];
 const deployment = await assemble(definePreset({ name: 'admin', log: { level: 'warn' }, plugins }), {
   env: { ...process.env, LOG_LEVEL: 'error' },
 });

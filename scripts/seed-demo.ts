@@ -11,6 +11,8 @@ import { Database } from '../core/ports/database.ts';
 import { SearchSync } from '../core/ports/search-sync.ts';
 import preset from '../config/registry.ts';
 import { countAgents, resetDiscovery, seedDemo } from '../plugins/registry-agents/demo-seed.ts';
+import { recordUnrecordedPublishers } from '../plugins/registry-agents/store/adagents-records.ts';
+import { AdagentsRecords } from '../core/ports/authoritative-records.ts';
 import { Clock } from '../core/ports/clock.ts';
 import { Ids } from '../core/ports/ids.ts';
 
@@ -40,6 +42,17 @@ const summary = await seedDemo(db, {
   clock: deployment.get(Clock),
   ids: deployment.get(Ids),
 });
+// Property resolution learns the seeded publishers now rather than at the next server start.
+const records = deployment.tryGet(AdagentsRecords);
+if (records) {
+  let recorded = 0;
+  for (;;) {
+    const n = await recordUnrecordedPublishers(db, records, deployment.get(Clock));
+    if (n === 0) break;
+    recorded += n;
+  }
+  console.log(`  ${recorded} publishers recorded for property resolution`);
+}
 const indexed = await deployment.get(SearchSync).reindex();
 console.log(`  search index rebuilt (${indexed} agents)`);
 console.log(`seeded in ${((performance.now() - started) / 1000).toFixed(1)} s:`, summary);

@@ -29,7 +29,11 @@ export interface Principal {
  * second. Contract: test/contract/auth.contract.ts.
  */
 export interface AuthPort {
-  authenticate(bearer: string): Promise<Principal | null>;
+  /**
+   * `resource`: the path of the protected resource the credential is presented to (`/api`, `/sales/mcp`);
+   * an OAuth access token is accepted only there if it was minted for it. API keys are not bound to a resource.
+   */
+  authenticate(bearer: string, resource?: string): Promise<Principal | null>;
 }
 
 export const Auth = token<AuthPort>('core.auth');
@@ -51,12 +55,13 @@ export async function authenticateRequest(
   authorization: string | null | undefined,
   mode: 'optional' | 'required',
   tier?: Tier,
+  resource?: string,
 ): Promise<Principal | null> {
   let principal: Principal | null = null;
   if (authorization) {
     const credential = bearerToken(authorization);
     if (!credential) throw new ProtocolError('AUTH_REQUIRED', 'Authorization header must be "Bearer <token>"');
-    principal = auth ? await auth.authenticate(credential) : null;
+    principal = auth ? await auth.authenticate(credential, resource) : null;
     if (!principal) throw new ProtocolError('AUTH_REQUIRED', 'Invalid or revoked credential');
   } else if (mode === 'required') {
     throw new ProtocolError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <token>');

@@ -20,6 +20,8 @@ export interface TaskCall {
   protocols?: readonly string[];
   /** The request already passed `admit`: its principal (null when no credential was sent), not re-authenticated. */
   admitted?: { principal: Principal | null };
+  /** The mount's protected-resource path (`/sales/mcp`): OAuth access tokens must be minted for it. */
+  resource?: string;
 }
 
 export type TaskOutcome =
@@ -46,6 +48,8 @@ export interface AdmissionRequest {
   /** Something besides task calls needs a caller (task polling or cancellation). */
   needsPrincipal: boolean;
   protocols?: readonly string[];
+  /** The mount's protected-resource path (`/sales/mcp`, what its RFC 9728 metadata names): OAuth access tokens must be minted for it. */
+  resource?: string;
 }
 
 export type Admission =
@@ -90,9 +94,9 @@ export interface TaskGatewayPort {
   /** The failure body for an error a host met before invoking (unreadable body, oversized request). */
   errorBody(error: ProtocolError, context?: Json): Json;
   /** A task record of the authenticated caller, or null (unknown or another principal's). Throws AUTH_REQUIRED. */
-  getTask(id: string, authorization: string | null): Promise<TaskRecord | null>;
+  getTask(id: string, authorization: string | null, resource?: string): Promise<TaskRecord | null>;
   /** Cancel the caller's non-terminal task; null when unknown. Throws AUTH_REQUIRED. */
-  cancelTask(id: string, authorization: string | null): Promise<TaskRecord | null>;
+  cancelTask(id: string, authorization: string | null, resource?: string): Promise<TaskRecord | null>;
 }
 
 export const TaskGateway = token<TaskGatewayPort>('core.task-gateway');

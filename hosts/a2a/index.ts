@@ -134,6 +134,8 @@ class TaskRequestHandler implements A2ARequestHandler {
     /** The card for a base URL; '' (relative URLs) when no request is at hand. */
     private readonly card: (base: string) => AgentCard,
     private readonly protocols: readonly string[] | undefined,
+    /** The JSON-RPC path: the protected resource OAuth tokens must be minted for. */
+    private readonly resource: string,
   ) {}
 
   async getAgentCard() {
@@ -160,6 +162,7 @@ class TaskRequestHandler implements A2ARequestHandler {
         a2aPush: a2aPush(params),
         contextId,
         protocols: this.protocols,
+        resource: this.resource,
         admitted: { principal: (context.state.get(PRINCIPAL) as Principal | null | undefined) ?? null },
       });
       const status: TaskStatus = outcome.ok ? outcome.status : 'failed';
@@ -194,11 +197,11 @@ class TaskRequestHandler implements A2ARequestHandler {
   }
 
   getTask(params: { id: string }, context: ServerCallContext): Promise<Task> {
-    return this.stored(context, params.id, (id, authorization) => this.gateway.getTask(id, authorization));
+    return this.stored(context, params.id, (id, authorization) => this.gateway.getTask(id, authorization, this.resource));
   }
 
   cancelTask(params: { id: string }, context: ServerCallContext): Promise<Task> {
-    return this.stored(context, params.id, (id, authorization) => this.gateway.cancelTask(id, authorization));
+    return this.stored(context, params.id, (id, authorization) => this.gateway.cancelTask(id, authorization, this.resource));
   }
 
   async listTasks(): Promise<never> {
@@ -300,7 +303,7 @@ export default definePlugin({
           security: [{ bearer: [] }],
         };
       };
-      const handler = new TaskRequestHandler(gateway, clock, cardV1, m.protocols);
+      const handler = new TaskRequestHandler(gateway, clock, cardV1, m.protocols, rpcPath);
       const v1 = new JsonRpcTransportHandler(handler);
       const legacy = new LegacyJsonRpcTransportHandler(handler);
 
@@ -338,6 +341,7 @@ export default definePlugin({
               calls: call ? [call] : [],
               needsPrincipal: !send,
               protocols: m.protocols,
+              resource: rpcPath,
             });
             if (!admission.ok) {
               const failure = gateway.errorBody(admission.error, requestContext(call?.input));

@@ -108,7 +108,7 @@ export default definePlugin({
   init({ endpoints, http, auth, limiter, verifier }, kernel) {
     const { maxBodyBytes } = kernel.config.server;
     const path = kernel.options.path;
-    const collaborators: EndpointCollaborators = { auth, limiter, logger: kernel.logger };
+    const collaborators: EndpointCollaborators = { auth, limiter, logger: kernel.logger, resource: path };
     let tools: Map<string, Tool> | null = null;
     let listed: unknown[] = [];
 
@@ -183,7 +183,7 @@ export default definePlugin({
           const authorization = request.headers.get('authorization');
           let principal: Principal | null = null;
           try {
-            principal = await authenticateRequest(auth, authorization, needsCredential ? 'required' : 'optional');
+            principal = await authenticateRequest(auth, authorization, needsCredential ? 'required' : 'optional', undefined, path);
           } catch (error) {
             if (!(error instanceof ProtocolError)) throw error;
             return rpcError(401, -32001, error.message, firstId, { 'www-authenticate': challenge(request, !!authorization) });

@@ -52,6 +52,8 @@ interface MountShared {
   /** serverInfo of initialize. */
   info: { name: string; version: string };
   protocols: readonly string[] | undefined;
+  /** The mount's path: the protected resource OAuth tokens must be minted for. */
+  resource: string;
   /** tools/list answer, computed on first use (tasks are all registered by then). */
   tools?: unknown[];
 }
@@ -95,6 +97,7 @@ class RequestHandlers implements FastHandlers {
       authorization: this.authorization,
       protocols: this.shared.protocols,
       admitted: { principal: this.principal },
+      resource: this.shared.resource,
     });
     // The payload JSON is the text content; structuredContent carries the same object.
     return mirroredResult(outcome.body, !outcome.ok);
@@ -102,7 +105,7 @@ class RequestHandlers implements FastHandlers {
 }
 
 /** The SDK server for a request the fast path leaves to it: the shared tools plus MCP-native task polling. */
-async function withTasks(server: Server, gateway: TaskGatewayPort, authorization: string | null): Promise<Server> {
+async function withTasks(server: Server, gateway: TaskGatewayPort, authorization: string | null, resource: string): Promise<Server> {
   const ns = gateway.namespace;
   const { GetTaskRequestSchema, McpError } = await sdkTypes();
 
@@ -110,7 +113,7 @@ async function withTasks(server: Server, gateway: TaskGatewayPort, authorization
   server.setRequestHandler(GetTaskRequestSchema, async (request) => {
     let task: Awaited<ReturnType<TaskGatewayPort['getTask']>>;
     try {
-      task = await gateway.getTask(request.params.taskId, authorization);
+      task = await gateway.getTask(request.params.taskId, authorization, resource);
     } catch (error) {
       if (!(error instanceof ProtocolError)) throw error;
       throw new McpError(AUTH_ERROR_CODE, error.message, { [`${ns}_error`]: error.toTaskError() });
@@ -168,7 +171,7 @@ export default definePlugin({
     const { publicUrl, maxBodyBytes } = kernel.config.server;
     const ns = gateway.namespace;
     for (const m of kernel.options.mounts) {
-      const shared: MountShared = { info: { name: kernel.config.name, version: '1.0.0' }, protocols: m.protocols };
+      const shared: MountShared = { info: { name: kernel.config.name, version: '1.0.0' }, protocols: m.protocols, resource: m.path };
       const refuse = (request: Request, admission: Extract<Admission, { ok: false }>, id: unknown, context: unknown) => {
         const body = gateway.errorBody(admission.error, requestContext({ context }));
         const data = { [`${ns}_error`]: body[`${ns}_error`], ...(body.context ? { context: body.context } : {}) };
@@ -178,7 +181,7 @@ export default definePlugin({
       const serve = async (request: Request, principal: Principal | null, json: boolean, parsedBody: unknown) => {
         const authorization = request.headers.get('authorization');
         const sdk = await sdkServerSide();
-        const server = await withTasks(sdk.server(new RequestHandlers(gateway, shared, authorization, principal)), gateway, authorization);
+        const server = await withTasks(sdk.server(new RequestHandlers(gateway, shared, authorization, principal)), gateway, authorization, m.path);
         return sdk.handle(server, request, { json, maxBodyBytes, parsedBody });
       };
       const post = async (request: Request) => {
@@ -190,7 +193,13 @@ export default definePlugin({
         const { bytes, body: parsed } = read;
         const messages = Array.isArray(parsed) ? parsed : [parsed];
         const { calls, needsPrincipal } = callsOf(messages);
-        const admission = await gateway.admit({ http: signedRequest(publicUrl, request, bytes), calls, needsPrincipal, protocols: m.protocols });
+        const admission = await gateway.admit({
+          http: signedRequest(publicUrl, request, bytes),
+          calls,
+          needsPrincipal,
+          protocols: m.protocols,
+          resource: m.path,
+        });
         if (!admission.ok) {
           const first = messages.find((x) => x && typeof x === 'object' && 'id' in x) as { id?: unknown } | undefined;
           return refuse(request, admission, first?.id ?? null, (calls[0]?.input as { context?: unknown } | undefined)?.context);

@@ -107,6 +107,8 @@ export const restHost = definePlugin({
       auth,
       limiter,
       verifier,
+      // The REST API is the protected resource `/api`: OAuth tokens must be minted for the registry.
+      resource: '/api',
       server: kernel.config.server,
       maxBody: kernel.config.server.maxBodyBytes,
       logger: kernel.logger,

@@ -82,6 +82,7 @@ export default definePlugin({
               calls: [{ name, input }],
               needsPrincipal: false,
               protocols,
+              resource: mountPath,
             });
             if (!admission.ok) return refuse(request, admission, requestContext(input));
             return reply(
@@ -90,6 +91,7 @@ export default definePlugin({
                 input,
                 authorization: request.headers.get('authorization'),
                 protocols,
+                resource: mountPath,
                 admitted: { principal: admission.principal },
               }),
             );
@@ -99,7 +101,13 @@ export default definePlugin({
           method: 'GET',
           path: joinPath(prefix, '/tasks/{id}'),
           async handle(request, { params }) {
-            const admission = await gateway.admit({ http: signedRequest(publicUrl, request, new Uint8Array()), calls: [], needsPrincipal: true, protocols });
+            const admission = await gateway.admit({
+              http: signedRequest(publicUrl, request, new Uint8Array()),
+              calls: [],
+              needsPrincipal: true,
+              protocols,
+              resource: mountPath,
+            });
             if (!admission.ok) return refuse(request, admission);
             const url = new URL(request.url);
             const input: Json = { task_id: params.id };
@@ -109,6 +117,7 @@ export default definePlugin({
                 name: 'get_task_status',
                 input,
                 authorization: request.headers.get('authorization'),
+                resource: mountPath,
                 admitted: { principal: admission.principal },
               }),
             );

@@ -10,6 +10,8 @@ export interface EndpointCollaborators {
   auth: AuthPort | undefined;
   limiter: RateLimiterPort | undefined;
   logger: Logger;
+  /** The protected resource these endpoints are served as (`/api`, `/mcp`): OAuth tokens must be minted for it. */
+  resource?: string;
 }
 
 /** One call of an endpoint as a host received it: raw, unvalidated values. */
@@ -42,7 +44,7 @@ const run = operationPipeline<EndpointState, unknown>([
     async run(s, next) {
       const { e, call, c } = s;
       if (!e.auth || e.auth === 'none') return next();
-      if (!call.admitted) s.principal = await authenticateRequest(c.auth, call.authorization, e.auth, e.tier);
+      if (!call.admitted) s.principal = await authenticateRequest(c.auth, call.authorization, e.auth, e.tier, c.resource);
       else {
         s.principal = call.admitted.principal;
         if (!s.principal && e.auth === 'required') throw new ProtocolError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <token>');

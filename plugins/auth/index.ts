@@ -47,11 +47,11 @@ export default definePlugin({
     const touched = new Map<string, number>();
     const cache = new CredentialCache();
     const port: AuthPort = {
-      async authenticate(bearer: string): Promise<Principal | null> {
+      async authenticate(bearer: string, resource?: string): Promise<Principal | null> {
         // OAuth access tokens (JWTs) go to the verifier; the principal's standing comes from our users.
         if (verifier?.handles(bearer)) {
           if (bearer.length > 8192) return null;
-          const identity = await verifier.verify(bearer);
+          const identity = await verifier.verify(bearer, resource);
           if (!identity) return null;
           const cacheKey = `identity:${identity.builtIn ? 'own' : 'external'}:${identity.issuer}\n${identity.subject}`;
           const linked = await cache.get(cacheKey, async () => {

@@ -11,6 +11,7 @@ import { SecretBox } from '../../core/ports/secrets.ts';
 import { Crawler } from '../../core/ports/crawler.ts';
 import { RateLimiter } from '../../core/ports/rate-limit.ts';
 import { TokenVerifier } from '../../core/ports/token-verifier.ts';
+import { trustedBaseUrl } from '../../lib/urls.ts';
 import { ALG, createKeyStore } from './keys.ts';
 import { createVerifier, PROTECTED_RESOURCE_PREFIX } from './verifier.ts';
 import { authorizationServer } from './server.ts';
@@ -19,6 +20,24 @@ import { grantRevoked } from './store.ts';
 import { LiveGrants } from './live-grants.ts';
 
 export { findLogin, setPassword } from './store.ts';
+
+/** The listen address as a URL host: a wildcard address is reached on loopback. */
+function listenHost(host: string): string {
+  if (host === '0.0.0.0' || host === '' || host === '::' || host === '[::]') return '127.0.0.1';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** A resource URL split into origin and path (trailing slashes dropped); null with a query, fragment or credentials. */
+function parseResource(value: string): { origin: string; path: string } | null {
+  if (value.length > 2000 || /[\u0000-\u0020\u007f]/.test(value)) return null;
+  try {
+    const u = new URL(value);
+    if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.search || u.hash || u.username || u.password) return null;
+    return { origin: u.origin, path: u.pathname.replace(/\/+$/, '') };
+  } catch {
+    return null;
+  }
+}
 
 const seconds = (min: number, max: number, fallback: number) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max)), fallback);
 
@@ -43,8 +62,9 @@ const options = v.object({
 });
 
 /**
- * OAuth 2.1 for the registry: a resource server (JWT access tokens, JWKS cached and re-read on
- * rotation, audience = this deployment's resources, so one token serves the REST API and /mcp)
+ * OAuth 2.1 for the registry and agents: a resource server (JWT access tokens, JWKS cached and re-read
+ * on rotation, audience = the resources a token was requested for: the registry's `/api` + `/mcp`
+ * together, each agent mount alone)
  * with RFC 9728 protected-resource metadata, and either the built-in authorization server
  * (RFC 8414 metadata, RFC 7591 registration, code + PKCE S256, rotating refresh tokens with reuse
  * detection, revocation; users from the admin CLI) or an external issuer (`OAUTH_ISSUER`).
@@ -59,23 +79,73 @@ export default definePlugin({
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
   init({ db, clock, ids, http, secrets, crawler, limiter }, kernel) {
     const o = kernel.options;
-    const { publicUrl, port } = kernel.config.server;
-    if (!publicUrl) kernel.logger.warn({ port }, 'oauth: PUBLIC_URL is not set; tokens name http://localhost:<port> as issuer and audience');
-    const base = (publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, '');
-    const resources = o.resources.map((r) => base + r);
+    const server = kernel.config.server;
+    const { publicUrl, port } = server;
+    // Where this deployment is reached. With PUBLIC_URL, that and nothing else. Without it (local
+    // development), the listen address the start-up log prints, and besides it whichever loopback
+    // name (or the configured listen host) a client used, by the rule agent cards already follow
+    // (lib/urls.ts trustedBaseUrl): `localhost`, `127.0.0.1` and `[::1]` are the same server with the
+    // same keys, so naming the one the client used costs nothing, and oauth4webapi and the MCP SDK,
+    // which compare the issuer and resource with the URL they started from, work with any of them.
+    // An untrusted Host is never echoed: it gets the listen address.
+    const listenBase = publicUrl ? publicUrl.replace(/\/+$/, '') : `http://${listenHost(server.host)}:${port}`;
+    if (!publicUrl)
+      kernel.logger.warn({ base: listenBase }, 'oauth: PUBLIC_URL is not set; the issuer and resources follow the loopback host name a client uses');
+    const baseFor = (base: string | null) => (publicUrl || base === null ? listenBase : base);
+    const baseOfRequest = (request: Request) => baseFor(trustedBaseUrl(server, request));
+    const ownBase = (origin: string): boolean => {
+      if (origin === listenBase) return true;
+      if (publicUrl) return false;
+      try {
+        return trustedBaseUrl(server, new Request(`${origin}/`)) === origin;
+      } catch {
+        return false;
+      }
+    };
     const builtIn = !o.issuer;
-    const issuer = (o.issuer ?? base).replace(/\/+$/, '');
+    const externalIssuer = o.issuer?.replace(/\/+$/, '');
+    const issuerFor = (base: string | null) => externalIssuer ?? baseFor(base);
     const keys = createKeyStore(db, secrets, clock);
+
+    // Protected resources: the registry's (`/api`, `/mcp`, one audience group: a registry token serves
+    // both) and every other resource this deployment publishes RFC 9728 metadata for (agent mounts,
+    // each its own audience). Read from the routes once assembly is done.
+    const registryPaths = new Set(o.resources);
+    let published: Set<string> | null = null;
+    const protectedPaths = () =>
+      (published ??= new Set([
+        ...o.resources,
+        ...http
+          .list()
+          .filter((r) => r.method === 'GET' && r.path.startsWith(PROTECTED_RESOURCE_PREFIX))
+          .map((r) => r.path.slice(PROTECTED_RESOURCE_PREFIX.length))
+          .filter((p) => p === '' || p.startsWith('/')),
+      ]));
+    /** A resource indicator (RFC 8707) naming one of our protected resources, normalized; else null. */
+    const ownResource = (value: string): { url: string; path: string } | null => {
+      const r = parseResource(value);
+      return r && ownBase(r.origin) && protectedPaths().has(r.path) ? { url: r.origin + r.path, path: r.path } : null;
+    };
+    const audienceFits = (audiences: readonly string[], resource: string | undefined) => {
+      if (audiences.some((a) => o.audiences.includes(a))) return true;
+      const path = resource?.replace(/\/+$/, '');
+      const group = path === undefined || registryPaths.has(path) ? registryPaths : new Set([path]);
+      return audiences.some((a) => {
+        const r = parseResource(a);
+        return !!r && group.has(r.path) && ownBase(r.origin);
+      });
+    };
 
     let external: ReturnType<typeof discoverIssuer> | null = null;
     if (!builtIn) {
       if (!crawler) throw new Error('oauth: an external issuer needs the crawler (its keys are fetched through the SSRF guard)');
-      external = discoverIssuer(crawler, issuer, o.jwksTtlSeconds * 1000, clock);
+      external = discoverIssuer(crawler, externalIssuer!, o.jwksTtlSeconds * 1000, clock);
     }
     const grants = new LiveGrants();
     const verifier = createVerifier({
-      issuer,
-      audiences: [...resources, ...o.audiences],
+      issuer: externalIssuer ?? listenBase,
+      ownIssuer: (iss) => (externalIssuer ? iss === externalIssuer : ownBase(iss)),
+      audienceFits,
       algorithms: builtIn ? [ALG] : o.algorithms,
       keys: builtIn ? (fresh) => keys.jwks(fresh ? 0 : 60_000) : (fresh) => external!.jwks(fresh) as Promise<{ keys: JWK[] }>,
       clock,
@@ -86,8 +156,10 @@ export default definePlugin({
     const scopes = Object.fromEntries(o.scopes.map((x) => [x, x === 'registry' ? 'Act on the registry as the signed-in user' : x]));
     kernel.provide(TokenVerifier, {
       ...verifier,
-      securityScheme: () =>
-        builtIn
+      issuerFor,
+      securityScheme: (base) => {
+        const issuer = issuerFor(base && /^https?:\/\//.test(base) ? base.replace(/\/+$/, '') : null);
+        return builtIn
           ? {
               type: 'oauth2',
               description: 'OAuth 2.1 user sign-in (authorization code + PKCE S256; dynamic client registration at /register)',
@@ -97,30 +169,36 @@ export default definePlugin({
               type: 'openIdConnect',
               description: 'OAuth 2.1 user sign-in with the configured issuer',
               openIdConnectUrl: `${issuer}/.well-known/openid-configuration`,
-            },
+            };
+      },
     });
 
-    // RFC 9728: one metadata document per protected resource.
-    for (const [i, path] of o.resources.entries()) {
-      const doc = {
-        resource: resources[i],
-        authorization_servers: [issuer],
-        bearer_methods_supported: ['header'],
-        scopes_supported: o.scopes,
-        resource_name: path === '/mcp' ? 'Registry agent tools (MCP)' : 'Registry REST API',
-      };
+    // RFC 9728: one metadata document per protected resource, naming the host the client used.
+    for (const path of o.resources) {
       http.add({
         method: 'GET',
         path: PROTECTED_RESOURCE_PREFIX + path,
-        handle: () => Response.json(doc, { headers: { 'cache-control': 'public, max-age=3600' } }),
+        handle(request) {
+          const base = baseOfRequest(request);
+          const doc = {
+            resource: base + path,
+            authorization_servers: [issuerFor(base)],
+            bearer_methods_supported: ['header'],
+            scopes_supported: o.scopes,
+            resource_name: path === '/mcp' ? 'Registry agent tools (MCP)' : 'Registry REST API',
+          };
+          return Response.json(doc, { headers: { 'cache-control': 'public, max-age=3600', vary: 'host' } });
+        },
       });
     }
     if (builtIn) {
+      if (!limiter) throw new Error('oauth: the built-in authorization server needs the rate-limit plugin (sign-in and registration throttling)');
       http.add(
         ...authorizationServer(
           {
-            issuer,
-            resources,
+            issuerFor: (request) => baseOfRequest(request),
+            defaultResources: (request) => o.resources.map((p) => baseOfRequest(request) + p),
+            ownResource: (value) => ownResource(value)?.url ?? null,
             accessTokenSeconds: o.accessTokenSeconds,
             refreshTokenSeconds: o.refreshTokenSeconds,
             codeSeconds: o.codeSeconds,

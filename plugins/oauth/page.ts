@@ -7,7 +7,7 @@ export interface SignInPage {
   clientName: string;
   redirectHost: string;
   /** The validated authorization request, carried through the form as hidden fields. */
-  params: Record<string, string>;
+  params: ReadonlyArray<readonly [string, string]>;
   login?: string;
   error?: string;
 }
@@ -17,9 +17,7 @@ export interface SignInPage {
  * resource; the content security policy sent with it forbids both, and framing.
  */
 export function signInPage(p: SignInPage): string {
-  const hidden = Object.entries(p.params)
-    .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
-    .join('\n      ');
+  const hidden = p.params.map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`).join('\n      ');
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -8,14 +8,18 @@ import type { IdsPort } from '../../core/ports/ids.ts';
 import type { RateLimiterPort } from '../../core/ports/rate-limit.ts';
 import type { Logger } from '../../core/log.ts';
 import { readCapped } from '../../lib/streams.ts';
+import { findUnsafeInput } from '../../core/validation.ts';
 import { ALG, type KeyStore } from './keys.ts';
 import { errorPage, signInPage } from './page.ts';
 import * as store from './store.ts';
 
 export interface ServerSettings {
-  issuer: string;
-  /** Resource URLs an access token is good for (its `aud`): one token serves the REST API and /mcp. */
-  resources: readonly string[];
+  /** The issuer identifier as the client reached this deployment (see index.ts). */
+  issuerFor(request: Request): string;
+  /** The `aud` of a token whose authorization request named no resource: the registry's resources, on the client's host. */
+  defaultResources(request: Request): string[];
+  /** A resource indicator (RFC 8707) naming a protected resource of this deployment, normalized; else null. */
+  ownResource(value: string): string | null;
   accessTokenSeconds: number;
   refreshTokenSeconds: number;
   codeSeconds: number;
@@ -27,7 +31,8 @@ export interface ServerDeps {
   clock: ClockPort;
   ids: IdsPort;
   keys: KeyStore;
-  limiter: RateLimiterPort | undefined;
+  /** Counts registrations and sign-in attempts (required: the built-in server is never unthrottled). */
+  limiter: RateLimiterPort;
   logger: Logger;
   /** Claims of a valid access token of this issuer (signature, audience, lifetime checked), else null. */
   accessClaims(token: string): Promise<JWTPayload | null>;
@@ -51,10 +56,14 @@ const oauthError = (status: number, error: string, description: string, headers:
 
 const loopback = (host: string) => host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
 
-/** Redirect URIs: https, or http on a loopback host (native apps, RFC 8252); no fragment. */
+/** C0 controls and DEL: the URL parser silently drops tabs and line breaks, so a URI holding them is not the one registered. */
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** Redirect URIs: https, or http on a loopback host (native apps, RFC 8252); no fragment, no control characters. */
 const redirectUri = v.pipe(
   v.string('must be a string'),
   v.maxLength(2000),
+  v.check((s) => !CONTROL.test(s), 'must not contain control characters'),
   v.check((s) => {
     try {
       const u = new URL(s);
@@ -67,7 +76,13 @@ const redirectUri = v.pipe(
 
 const registration = v.object({
   redirect_uris: v.pipe(v.array(redirectUri, 'must be an array of URLs'), v.minLength(1, 'must list at least one URI'), v.maxLength(10)),
-  client_name: v.optional(v.pipe(v.string(), v.maxLength(200))),
+  client_name: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(200),
+      v.check((s) => !CONTROL.test(s), 'must not contain control characters'),
+    ),
+  ),
   token_endpoint_auth_method: v.optional(
     v.picklist(['none', 'client_secret_basic', 'client_secret_post'], 'must be none, client_secret_basic or client_secret_post'),
   ),
@@ -85,6 +100,18 @@ async function readForm(request: Request): Promise<URLSearchParams | null> {
   return bytes ? new URLSearchParams(new TextDecoder().decode(bytes)) : null;
 }
 
+/**
+ * The edge input rule (core/validation.ts) for form and query parameters: no NUL, no lone
+ * surrogate, in names or values. Returns `name: problem` for the first offender, or null.
+ */
+export function unsafeParams(params: URLSearchParams): string | null {
+  for (const [name, value] of params) {
+    const found = findUnsafeInput({ [name]: value });
+    if (found) return found.path.length ? `${name}: ${found.problem}` : `a parameter name ${found.problem.replace(/^has a key that /, '')}`;
+  }
+  return null;
+}
+
 /** base64url(SHA-256(verifier)) === challenge (PKCE S256). */
 function pkceMatches(verifier: string, challenge: string): boolean {
   if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return false;
@@ -97,16 +124,24 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
   const nowSeconds = () => Math.floor(d.clock.now().getTime() / 1000);
 
   const limited = async (key: string, limit: number, windowSeconds: number) => {
-    if (!d.limiter) return null;
     const decision = await d.limiter.consume(key, limit, windowSeconds);
     return decision.allowed ? null : decision.retryAfter;
   };
 
-  const normalizeResource = (r: string) => r.replace(/\/+$/, '');
-  const resourceOk = (values: string[]) => values.every((r) => s.resources.includes(normalizeResource(r)));
+  /** The resources a request names (RFC 8707), normalized and deduplicated; null when one is not ours. */
+  const requestedResources = (values: string[]): string[] | null => {
+    const out: string[] = [];
+    for (const value of values) {
+      const own = s.ownResource(value);
+      if (!own) return null;
+      if (!out.includes(own)) out.push(own);
+    }
+    return out.length > 10 ? null : out;
+  };
+  const invalidTarget = 'resource must name a protected resource of this deployment (a URL its RFC 9728 metadata names)';
 
   /** Validate an authorization request (query of GET, form of POST). Errors before the redirect URI is trusted are shown, not redirected. */
-  async function authorizationRequest(params: URLSearchParams) {
+  async function authorizationRequest(params: URLSearchParams, issuer: string) {
     const clientId = params.get('client_id') ?? '';
     const client = clientId ? await store.findClient(d.db, clientId) : null;
     if (!client) return { kind: 'fatal', message: 'Unknown client_id: register the client first.' } as const;
@@ -118,40 +153,40 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
       url.searchParams.set('error', error);
       url.searchParams.set('error_description', description);
       if (state !== null) url.searchParams.set('state', state);
-      url.searchParams.set('iss', s.issuer);
+      url.searchParams.set('iss', issuer);
       return { kind: 'redirect', url: url.toString() } as const;
     };
     if (params.get('response_type') !== 'code') return fail('unsupported_response_type', 'response_type must be code');
     const challenge = params.get('code_challenge') ?? '';
     if (params.get('code_challenge_method') !== 'S256') return fail('invalid_request', 'PKCE with code_challenge_method=S256 is required');
     if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) return fail('invalid_request', 'code_challenge must be a base64url SHA-256 (43 characters)');
-    if (!resourceOk(params.getAll('resource'))) return fail('invalid_target', `resource must be one of ${s.resources.join(', ')}`);
+    const resources = requestedResources(params.getAll('resource'));
+    if (!resources) return fail('invalid_target', invalidTarget);
     const scope = params.get('scope');
     if (scope?.split(' ').some((x) => x && !s.scopes.includes(x))) return fail('invalid_scope', `supported scopes: ${s.scopes.join(' ')}`);
-    const carried: Record<string, string> = {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: redirect,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    };
-    if (state !== null) carried.state = state;
-    if (scope) carried.scope = scope;
-    const resources = params.getAll('resource');
-    if (resources[0]) carried.resource = resources[0];
-    return { kind: 'ok', client, redirect, state, scope: scope || null, carried } as const;
+    const carried: [string, string][] = [
+      ['response_type', 'code'],
+      ['client_id', clientId],
+      ['redirect_uri', redirect],
+      ['code_challenge', challenge],
+      ['code_challenge_method', 'S256'],
+    ];
+    if (state !== null) carried.push(['state', state]);
+    if (scope) carried.push(['scope', scope]);
+    for (const r of resources) carried.push(['resource', r]);
+    return { kind: 'ok', client, redirect, state, scope: scope || null, carried, challenge, resources } as const;
   }
 
   const page = (html: string, status = 200) => new Response(html, { status, headers: PAGE_HEADERS });
 
-  async function mintTokens(clientId: string, userId: string, grantId: string, scope: string | null) {
+  async function mintTokens(issuer: string, clientId: string, userId: string, grantId: string, scope: string | null, audience: string[]) {
     const key = await d.keys.signingKey();
     const now = nowSeconds();
     const access = await new SignJWT({ client_id: clientId, sid: grantId, ...(scope ? { scope } : {}) })
       .setProtectedHeader({ alg: ALG, kid: key.kid, typ: 'at+jwt' })
-      .setIssuer(s.issuer)
+      .setIssuer(issuer)
       .setSubject(userId)
-      .setAudience([...s.resources])
+      .setAudience(audience)
       .setIssuedAt(now)
       .setExpirationTime(now + s.accessTokenSeconds)
       .setJti(d.ids.uuid4())
@@ -202,13 +237,13 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
     return client;
   }
 
-  const metadata = {
-    issuer: s.issuer,
-    authorization_endpoint: `${s.issuer}/authorize`,
-    token_endpoint: `${s.issuer}/token`,
-    registration_endpoint: `${s.issuer}/register`,
-    revocation_endpoint: `${s.issuer}/revoke`,
-    jwks_uri: `${s.issuer}/oauth/jwks.json`,
+  const metadata = (issuer: string) => ({
+    issuer,
+    authorization_endpoint: `${issuer}/authorize`,
+    token_endpoint: `${issuer}/token`,
+    registration_endpoint: `${issuer}/register`,
+    revocation_endpoint: `${issuer}/revoke`,
+    jwks_uri: `${issuer}/oauth/jwks.json`,
     scopes_supported: [...s.scopes],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
@@ -217,13 +252,13 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
     token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
     revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
     authorization_response_iss_parameter_supported: true,
-  };
+  });
 
   return [
     {
       method: 'GET',
       path: '/.well-known/oauth-authorization-server',
-      handle: () => Response.json(metadata, { headers: { 'cache-control': 'public, max-age=3600' } }),
+      handle: (request) => Response.json(metadata(s.issuerFor(request)), { headers: { 'cache-control': 'public, max-age=3600', vary: 'host' } }),
     },
     {
       method: 'GET',
@@ -245,6 +280,12 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
           raw = JSON.parse(new TextDecoder().decode(bytes));
         } catch {
           return oauthError(400, 'invalid_client_metadata', 'Malformed JSON');
+        }
+        const unsafe = findUnsafeInput(raw);
+        if (unsafe) {
+          const field = unsafe.path.join('.');
+          const code = field.startsWith('redirect_uris') ? 'invalid_redirect_uri' : 'invalid_client_metadata';
+          return oauthError(400, code, `${field || 'body'}: ${unsafe.problem}`);
         }
         const parsed = v.safeParse(registration, raw);
         if (!parsed.success) {
@@ -289,7 +330,10 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
       method: 'GET',
       path: '/authorize',
       async handle(request) {
-        const req = await authorizationRequest(new URL(request.url).searchParams);
+        const query = new URL(request.url).searchParams;
+        const unsafe = unsafeParams(query);
+        if (unsafe) return page(errorPage(`Invalid authorization request: ${unsafe}.`), 400);
+        const req = await authorizationRequest(query, s.issuerFor(request));
         if (req.kind === 'fatal') return page(errorPage(req.message), 400);
         if (req.kind === 'redirect') return Response.redirect(req.url, 302);
         return page(signInPage({ clientName: req.client.client_name ?? req.client.client_id, redirectHost: new URL(req.redirect).host, params: req.carried }));
@@ -301,7 +345,10 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
       async handle(request, ctx) {
         const form = await readForm(request);
         if (!form) return page(errorPage('Send the sign-in form (application/x-www-form-urlencoded, at most 16 KB).'), 400);
-        const req = await authorizationRequest(form);
+        const unsafe = unsafeParams(form);
+        if (unsafe) return page(errorPage(`Invalid sign-in form: ${unsafe}.`), 400);
+        const issuer = s.issuerFor(request);
+        const req = await authorizationRequest(form, issuer);
         if (req.kind === 'fatal') return page(errorPage(req.message), 400);
         if (req.kind === 'redirect') return Response.redirect(req.url, 302);
         const back = (error: string, description: string) => {
@@ -309,7 +356,7 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
           url.searchParams.set('error', error);
           url.searchParams.set('error_description', description);
           if (req.state !== null) url.searchParams.set('state', req.state);
-          url.searchParams.set('iss', s.issuer);
+          url.searchParams.set('iss', issuer);
           return Response.redirect(url.toString(), 302);
         };
         if (form.get('decision') === 'deny') return back('access_denied', 'The user denied the request');
@@ -325,8 +372,11 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
             }),
             status,
           );
-        // Password guessing is bounded per address and per account, across instances.
-        const retry = (await limited(`oauth.signin.ip:${ctx.ip}`, 30, 300)) ?? (await limited(`oauth.signin.login:${login.toLowerCase()}`, 10, 300));
+        // Password guessing is bounded per address and per (account, address), in the database so every
+        // instance counts together. Never per account alone: wrong passwords sent from anywhere would
+        // lock the account's owner out (a denial of service anyone can run).
+        const retry =
+          (await limited(`oauth.signin.ip:${ctx.ip}`, 30, 300)) ?? (await limited(`oauth.signin.login-ip:${login.toLowerCase()}\n${ctx.ip}`, 10, 300));
         if (retry) return again(`Too many sign-in attempts; try again in ${retry} seconds.`, 429);
         const userId = await store.checkPassword(d.db, login, form.get('password') ?? '');
         if (!userId) return again('Unknown user name or wrong password.', 401);
@@ -336,14 +386,15 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
           clientId: req.client.client_id,
           userId,
           redirectUri: req.redirect,
-          challenge: req.carried.code_challenge!,
+          challenge: req.challenge,
           scope: req.scope,
+          resources: req.resources.length ? req.resources : null,
           expiresAt: new Date(d.clock.now().getTime() + s.codeSeconds * 1000),
         });
         const url = new URL(req.redirect);
         url.searchParams.set('code', code);
         if (req.state !== null) url.searchParams.set('state', req.state);
-        url.searchParams.set('iss', s.issuer);
+        url.searchParams.set('iss', issuer);
         return Response.redirect(url.toString(), 302);
       },
     },
@@ -353,9 +404,15 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
       async handle(request) {
         const form = await readForm(request);
         if (!form) return oauthError(400, 'invalid_request', 'Send application/x-www-form-urlencoded (at most 16 KB)');
+        const unsafe = unsafeParams(form);
+        if (unsafe) return oauthError(400, 'invalid_request', unsafe);
         const client = await authenticateClient(request, form);
         if (client instanceof Response) return client;
-        if (!resourceOk(form.getAll('resource'))) return oauthError(400, 'invalid_target', `resource must be one of ${s.resources.join(', ')}`);
+        const requested = requestedResources(form.getAll('resource'));
+        if (!requested) return oauthError(400, 'invalid_target', invalidTarget);
+        /** RFC 8707 section 2.2: a token request may narrow the grant's resources, never widen them. */
+        const audienceOf = (granted: string[]) => (requested.length ? (requested.every((r) => granted.includes(r)) ? requested : null) : granted);
+        const issuer = s.issuerFor(request);
         const grantType = form.get('grant_type');
         if (!grantType || !client.grant_types.includes(grantType))
           return oauthError(400, 'unsupported_grant_type', 'grant_type must be authorization_code or refresh_token (as registered)');
@@ -373,8 +430,9 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
               expires_at: Date;
               used_at: Date | null;
               grant_id: string | null;
+              resources: string[] | null;
             }>(sql`
-              SELECT client_id, user_id::text, redirect_uri, code_challenge, scope, expires_at, used_at, grant_id::text FROM oauth_codes
+              SELECT client_id, user_id::text, redirect_uri, code_challenge, scope, expires_at, used_at, grant_id::text, resources FROM oauth_codes
               WHERE code_hash = ${store.digest(code)}::bytea FOR UPDATE`);
             if (!row || row.client_id !== client.client_id) return { error: 'unknown or foreign authorization code' };
             if (row.used_at) {
@@ -385,18 +443,30 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
             if (new Date(row.expires_at).getTime() <= now.getTime()) return { error: 'authorization code expired' };
             if ((form.get('redirect_uri') ?? row.redirect_uri) !== row.redirect_uri) return { error: 'redirect_uri does not match the authorization request' };
             if (!pkceMatches(form.get('code_verifier') ?? '', row.code_challenge)) return { error: 'code_verifier does not match the code_challenge' };
+            // The audience: what the authorization request named (the token request may narrow it), else
+            // what the token request names, else the registry's resources.
+            const audience = row.resources?.length ? audienceOf(row.resources) : requested.length ? requested : s.defaultResources(request);
+            if (!audience) return { target: true as const };
             const grantId = d.ids.uuid7();
-            await store.createGrant(tx, { id: grantId, clientId: client.client_id, userId: row.user_id, scope: row.scope, now });
+            await store.createGrant(tx, {
+              id: grantId,
+              clientId: client.client_id,
+              userId: row.user_id,
+              scope: row.scope,
+              resources: row.resources?.length ? row.resources : audience,
+              now,
+            });
             await tx.query(
               sql`UPDATE oauth_codes SET used_at = ${now}::timestamptz, grant_id = ${grantId}::uuid WHERE code_hash = ${store.digest(code)}::bytea`,
             );
-            return { grantId, userId: row.user_id, scope: row.scope };
+            return { grantId, userId: row.user_id, scope: row.scope, audience };
           });
+          if ('target' in result) return oauthError(400, 'invalid_target', 'resource must be one the authorization request named');
           if ('error' in result) {
             if (result.revoked) d.revoked(result.revoked);
             return oauthError(400, 'invalid_grant', result.error!);
           }
-          return mintTokens(client.client_id, result.userId, result.grantId, result.scope);
+          return mintTokens(issuer, client.client_id, result.userId, result.grantId, result.scope, result.audience);
         }
 
         const token = form.get('refresh_token') ?? '';
@@ -409,8 +479,9 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
             user_id: string;
             scope: string | null;
             revoked: boolean;
+            resources: string[] | null;
           }>(sql`
-            SELECT r.grant_id::text, r.expires_at, r.used_at, g.client_id, g.user_id::text, g.scope, g.revoked_at IS NOT NULL AS revoked
+            SELECT r.grant_id::text, r.expires_at, r.used_at, g.client_id, g.user_id::text, g.scope, g.revoked_at IS NOT NULL AS revoked, g.resources
             FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id
             WHERE r.token_hash = ${store.digest(token)}::bytea FOR UPDATE OF r, g`);
           if (!row || row.client_id !== client.client_id) return { error: 'unknown refresh token' };
@@ -422,14 +493,17 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
             return { error: 'refresh token already used; the grant is revoked', revoked: row.grant_id };
           }
           if (new Date(row.expires_at).getTime() <= now.getTime()) return { error: 'refresh token expired' };
+          const audience = audienceOf(row.resources?.length ? row.resources : s.defaultResources(request));
+          if (!audience) return { target: true as const };
           await tx.query(sql`UPDATE oauth_refresh_tokens SET used_at = ${now}::timestamptz WHERE token_hash = ${store.digest(token)}::bytea`);
-          return { grantId: row.grant_id, userId: row.user_id, scope: row.scope };
+          return { grantId: row.grant_id, userId: row.user_id, scope: row.scope, audience };
         });
+        if ('target' in result) return oauthError(400, 'invalid_target', "resource must be one of the grant's resources");
         if ('error' in result) {
           if ('revoked' in result && result.revoked) d.revoked(result.revoked);
           return oauthError(400, 'invalid_grant', result.error!);
         }
-        return mintTokens(client.client_id, result.userId, result.grantId, result.scope);
+        return mintTokens(issuer, client.client_id, result.userId, result.grantId, result.scope, result.audience);
       },
     },
     {
@@ -438,6 +512,8 @@ export function authorizationServer(s: ServerSettings, d: ServerDeps): HttpRoute
       async handle(request) {
         const form = await readForm(request);
         if (!form) return oauthError(400, 'invalid_request', 'Send application/x-www-form-urlencoded (at most 16 KB)');
+        const unsafe = unsafeParams(form);
+        if (unsafe) return oauthError(400, 'invalid_request', unsafe);
         const client = await authenticateClient(request, form);
         if (client instanceof Response) return client;
         const token = form.get('token') ?? '';

@@ -1,5 +1,9 @@
 import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
+import { findUnsafeInput } from '../../core/validation.ts';
+
+/** Text Postgres cannot hold or compare (NUL, lone surrogates) matches nothing: answered before any query. */
+const unstorable = (...values: string[]) => values.some((x) => findUnsafeInput(x) !== null);
 
 /** SHA-256 of a secret (codes, refresh tokens, client secrets): 256-bit random values, so a fast hash is enough. */
 export function digest(value: string): Buffer {
@@ -32,7 +36,7 @@ export async function insertClient(db: Queryable, c: Omit<Client, 'secret_hash'>
 }
 
 export async function findClient(db: Queryable, clientId: string): Promise<Client | null> {
-  if (clientId.length > 200) return null;
+  if (clientId.length > 200 || unstorable(clientId)) return null;
   const [row] = await db.query<Client>(sql`
     SELECT client_id, secret_hash, client_name, redirect_uris, token_endpoint_auth_method, grant_types, scope FROM oauth_clients WHERE client_id = ${clientId}::text`);
   return row ?? null;
@@ -40,6 +44,7 @@ export async function findClient(db: Queryable, clientId: string): Promise<Clien
 
 /** The sign-in name of a user, found by that name (any case) or by user id. */
 export async function findLogin(db: Queryable, loginOrUserId: string): Promise<{ userId: string; login: string } | null> {
+  if (unstorable(loginOrUserId)) return null;
   const [row] = await db.query<{ userId: string; login: string }>(
     sql`SELECT user_id::text AS "userId", login FROM oauth_passwords WHERE lower(login) = lower(${loginOrUserId}::text) OR user_id::text = ${loginOrUserId}::text`,
   );
@@ -59,7 +64,7 @@ const DECOY = Bun.password.hash(randomToken(), { algorithm: 'argon2id' });
 
 /** The user id whose login and password match, or null. */
 export async function checkPassword(db: Queryable, login: string, password: string): Promise<string | null> {
-  if (login.length > 200 || password.length > 1000) return null;
+  if (login.length > 200 || password.length > 1000 || unstorable(login, password)) return null;
   const [row] = await db.query<{ user_id: string; password_hash: string }>(sql`
     SELECT user_id::text, password_hash FROM oauth_passwords WHERE lower(login) = lower(${login}::text)`);
   const ok = await Bun.password.verify(password, row?.password_hash ?? (await DECOY));
@@ -68,16 +73,30 @@ export async function checkPassword(db: Queryable, login: string, password: stri
 
 export async function insertCode(
   db: Queryable,
-  c: { code: string; clientId: string; userId: string; redirectUri: string; challenge: string; scope: string | null; expiresAt: Date },
+  c: {
+    code: string;
+    clientId: string;
+    userId: string;
+    redirectUri: string;
+    challenge: string;
+    scope: string | null;
+    resources: string[] | null;
+    expiresAt: Date;
+  },
 ): Promise<void> {
   await db.query(sql`
-    INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, code_challenge, scope, expires_at)
-    VALUES (${digest(c.code)}::bytea, ${c.clientId}::text, ${c.userId}::uuid, ${c.redirectUri}::text, ${c.challenge}::text, ${c.scope}::text, ${c.expiresAt}::timestamptz)`);
+    INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, code_challenge, scope, resources, expires_at)
+    VALUES (${digest(c.code)}::bytea, ${c.clientId}::text, ${c.userId}::uuid, ${c.redirectUri}::text, ${c.challenge}::text, ${c.scope}::text,
+      ${c.resources}::text[], ${c.expiresAt}::timestamptz)`);
 }
 
-export async function createGrant(db: Queryable, g: { id: string; clientId: string; userId: string; scope: string | null; now: Date }): Promise<void> {
+export async function createGrant(
+  db: Queryable,
+  g: { id: string; clientId: string; userId: string; scope: string | null; resources: string[]; now: Date },
+): Promise<void> {
   await db.query(sql`
-    INSERT INTO oauth_grants (id, client_id, user_id, scope, created_at) VALUES (${g.id}::uuid, ${g.clientId}::text, ${g.userId}::uuid, ${g.scope}::text, ${g.now}::timestamptz)`);
+    INSERT INTO oauth_grants (id, client_id, user_id, scope, resources, created_at)
+    VALUES (${g.id}::uuid, ${g.clientId}::text, ${g.userId}::uuid, ${g.scope}::text, ${g.resources}::text[], ${g.now}::timestamptz)`);
 }
 
 export async function revokeGrant(db: Queryable, grantId: string, reason: string, now: Date): Promise<void> {

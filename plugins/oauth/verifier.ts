@@ -9,9 +9,12 @@ export const PROTECTED_RESOURCE_PREFIX = '/.well-known/oauth-protected-resource'
 export type KeySource = (fresh: boolean) => Promise<{ keys: JWK[] }>;
 
 export interface VerifierOptions {
+  /** The issuer named by default (listen address, public URL or the external issuer). */
   issuer: string;
-  /** Audiences accepted: this deployment's resources (`<base>/api`, `<base>/mcp`) and configured extras. */
-  audiences: readonly string[];
+  /** Whether `iss` names this deployment's authorization server (several loopback names may, see index.ts). */
+  ownIssuer: (iss: string) => boolean;
+  /** Whether a token whose `aud` is `audiences` may be presented to `resource` (a path; undefined: the registry's). */
+  audienceFits: (audiences: readonly string[], resource: string | undefined) => boolean;
   algorithms: readonly string[];
   keys: KeySource;
   clock: ClockPort;
@@ -28,21 +31,23 @@ export interface VerifierOptions {
  * an unknown `kid` reloads it at most once per cooldown, so rotation is picked up and junk kids
  * cannot hammer the issuer), `iss`, `aud` (one of ours), `exp`/`nbf` against the Clock port.
  */
-export function createVerifier(o: VerifierOptions): Omit<TokenVerifierPort, 'securityScheme'> & { claims(token: string): Promise<JWTPayload | null> } {
+export function createVerifier(
+  o: VerifierOptions,
+): Omit<TokenVerifierPort, 'securityScheme' | 'issuerFor'> & { claims(token: string): Promise<JWTPayload | null> } {
   const cooldown = o.refetchCooldownMs ?? 30_000;
   let lastReload = 0;
   let keySet: ReturnType<typeof createLocalJWKSet> | null = null;
   const load = async (fresh: boolean) => (keySet = createLocalJWKSet(await o.keys(fresh)));
 
+  // `iss` and `aud` are checked below: several issuer names, and audiences depend on the resource.
   const verifyOnce = async (token: string) =>
     jwtVerify(token, keySet ?? (await load(false)), {
-      issuer: o.issuer,
-      audience: [...o.audiences],
       algorithms: [...o.algorithms],
       currentDate: o.clock.now(),
-      requiredClaims: ['exp', 'sub'],
+      requiredClaims: ['exp', 'sub', 'iss', 'aud'],
     });
 
+  /** Claims of a token of our issuer with a valid signature and lifetime, whatever its audience. */
   const claims = async (token: string): Promise<JWTPayload | null> => {
     if (!looksLikeJwt(token)) return null;
     let payload: JWTPayload;
@@ -60,21 +65,25 @@ export function createVerifier(o: VerifierOptions): Omit<TokenVerifierPort, 'sec
       if (!(error instanceof errors.JOSEError) && !(error instanceof TypeError)) o.logger.warn({ err: error }, 'access token verification failed');
       return null;
     }
+    if (typeof payload.iss !== 'string' || !o.ownIssuer(payload.iss)) return null;
     return typeof payload.sub === 'string' && payload.sub ? payload : null;
   };
+  const audiences = (payload: JWTPayload): string[] =>
+    typeof payload.aud === 'string' ? [payload.aud] : Array.isArray(payload.aud) ? payload.aud.filter((a) => typeof a === 'string') : [];
 
   return {
     issuer: o.issuer,
     handles: looksLikeJwt,
     claims,
-    async verify(token: string): Promise<VerifiedIdentity | null> {
+    async verify(token: string, resource?: string): Promise<VerifiedIdentity | null> {
       const payload = await claims(token);
-      if (!payload) return null;
+      if (!payload || !o.audienceFits(audiences(payload), resource)) return null;
       if (o.builtIn) {
         const sid = payload.sid;
         if (typeof sid !== 'string' || !o.grantRevoked || (await o.grantRevoked(sid))) return null;
       }
       return {
+        // The configured name, so identities link the same whichever loopback name minted the token.
         issuer: o.issuer,
         subject: payload.sub!,
         builtIn: o.builtIn,

@@ -18,6 +18,8 @@ import { BrandDirectory, PropertyDirectory } from '../../core/ports/directory.ts
 import { HostedProperties } from '../../core/ports/hosted-properties.ts';
 import { PublisherCatalog } from '../../core/ports/publisher-catalog.ts';
 import { publisherCatalog } from './catalog.ts';
+import { AdagentsRecords } from '../../core/ports/authoritative-records.ts';
+import { recordUnrecordedPublishers } from './store/adagents-records.ts';
 import { Crawler } from '../../core/ports/crawler.ts';
 import { runHealthChecks } from './health/checks.ts';
 import { catalogEndpoints } from './endpoints/catalog.ts';
@@ -25,6 +27,7 @@ import { searchEndpoints } from './endpoints/search.ts';
 import { publisherEndpoints } from './endpoints/publishers.ts';
 import { lookupEndpoints } from './endpoints/lookups.ts';
 import { toolEndpoints } from './endpoints/tools.ts';
+import { complianceEndpoints } from './endpoints/compliance.ts';
 
 const ms = (min: number) => v.pipe(v.number(), v.integer(), v.minValue(min));
 
@@ -46,6 +49,8 @@ const options = v.object({
   /** First retry delay after the index refused a write; doubles per attempt up to searchRetryMaxMs. */
   searchRetryMs: v.optional(ms(10), 1000),
   searchRetryMaxMs: v.optional(ms(10), 300_000),
+  /** How often publishers with a valid adagents.json not yet known to property resolution are recorded; 0 = never. */
+  recordIntervalMs: v.optional(v.union([v.literal(0), ms(1000)]), 60_000),
 });
 
 /**
@@ -68,10 +73,11 @@ export default definePlugin({
     crawler: optional(Crawler),
     hostedProperties: optional(PropertyDirectory),
     hosted: optional(HostedProperties),
+    adagentsRecords: optional(AdagentsRecords),
   },
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, clock, ids, endpoints, search, events, brands, hostedProperties, hosted, crawler }, kernel) {
+  init({ db, clock, ids, endpoints, search, events, brands, hostedProperties, hosted, crawler, adagentsRecords }, kernel) {
     const o = kernel.options;
     // Profile changes are queued in the writer's transaction (store/search-outbox.ts); this job
     // applies them to the Search port and rebuilds the index when it is behind the database.
@@ -106,7 +112,17 @@ export default definePlugin({
       ...publisherEndpoints(context),
       ...lookupEndpoints(context),
       ...toolEndpoints(context),
+      ...complianceEndpoints(context),
     );
+    if (adagentsRecords && o.recordIntervalMs > 0) {
+      // Publishers the projection holds but property resolution does not (see store/adagents-records.ts).
+      kernel.scheduler.add({
+        name: 'record-adagents',
+        intervalMs: o.recordIntervalMs,
+        backoffMaxMs: 10 * o.recordIntervalMs,
+        run: async () => ((await recordUnrecordedPublishers(db, adagentsRecords, clock)) >= 100 ? 'again' : undefined),
+      });
+    }
     if (crawler && o.healthIntervalMs > 0) {
       // Probes of enrolled agents: health, compliance of their capabilities answer, the verification badge.
       const settings = {

@@ -239,3 +239,41 @@ export const collectionsOut = r.obj({
   limit: r.int,
   offset: r.int,
 });
+
+const storyboardStatus = r.obj({
+  storyboard_id: r.str,
+  title: r.str,
+  category: r.nul(r.str),
+  track: r.nul(r.str),
+  status: v.picklist(['passing', 'failing', 'partial', 'untested']),
+  steps_passed: r.int,
+  steps_total: r.int,
+  failure_count: r.int,
+  skipped_count: r.int,
+  first_failed_step_id: r.nul(r.str),
+  first_failed_step_title: r.nul(r.str),
+  last_tested_at: r.nul(r.time),
+});
+
+export const agentComplianceOut = r.obj({
+  agent_url: r.str,
+  status: v.picklist(['passing', 'degraded', 'failing', 'unknown', 'opted_out']),
+  lifecycle_stage: r.str,
+  compliance_opt_out: r.bool,
+  tracks: v.record(v.string(), r.str),
+  track_details: r.arr(r.obj({ track: r.str, status: r.str, scenario_count: r.int, passed_count: r.int, duration_ms: r.num })),
+  streak_days: r.int,
+  last_checked_at: r.nul(r.time),
+  last_passed_at: r.nul(r.time),
+  last_failed_at: r.nul(r.time),
+  headline: r.nul(r.str),
+  status_changed_at: r.nul(r.time),
+  storyboards_passing: r.int,
+  storyboards_total: r.int,
+  storyboard_statuses: r.arr(storyboardStatus),
+  issues: r.arr(r.any),
+});
+
+export const storyboardStatusOut = r.obj({ agent_url: r.str, storyboards: r.arr(storyboardStatus), passing_count: r.int, total_count: r.int });
+
+export const storyboardStatusBulkOut = r.obj({ agents: v.record(v.string(), r.arr(storyboardStatus)), invalid_urls: r.int });

@@ -1,4 +1,5 @@
-import { defineEndpoint, Reply, type EndpointDefinition } from '../../core/endpoint.ts';
+import * as v from 'valibot';
+import { defineEndpoint, qInt, Reply, type EndpointDefinition } from '../../core/endpoint.ts';
 import { sql } from '../../core/sql.ts';
 import { findEntry, type Entry } from '../../lib/revisioned/store.ts';
 import type { EntryCache } from '../../lib/revisioned/cache.ts';
@@ -8,7 +9,7 @@ import { BRAND_TABLES } from './tables.ts';
 import { registryItem, resolution } from './resolve.ts';
 import * as s from './schemas.ts';
 import { enrichEndpoint } from './enrich/endpoint.ts';
-import { brandJsonOut, brandRegistryOut, brandResolution } from './responses.ts';
+import { brandFindOut, brandJsonOut, brandRegistryOut, brandResolution } from './responses.ts';
 
 export function brandEndpoints(deps: RevisionDeps, cache: EntryCache<any>): EndpointDefinition[] {
   const { db } = deps;
@@ -84,6 +85,31 @@ export function brandEndpoints(deps: RevisionDeps, cache: EntryCache<any>): Endp
           data: entry.authoritative,
           fetched_at: new Date(entry.updated_at).toISOString(),
         };
+      },
+    }),
+    defineEndpoint({
+      method: 'GET',
+      path: '/api/brands/find',
+      tool: 'find_company',
+      success: { schema: brandFindOut },
+      summary: 'Find brands by name or domain (the official client findCompany): exact matches first, then prefixes, then substrings',
+      tags,
+      query: v.object({
+        q: v.pipe(v.string('is required'), v.trim(), v.minLength(2, 'must be at least 2 characters'), v.maxLength(200, 'must be at most 200 characters')),
+        limit: qInt(1, 50, 10),
+      }),
+      errors: [400],
+      async handler({ query }) {
+        // strpos: the term is a literal substring (no LIKE wildcards to escape).
+        const term = query.q.toLowerCase();
+        const rows = await db.query<Entry<s.BrandData>>(sql`
+          SELECT id::text, domain, source, data, authoritative, owner_org_id::text, revision_number, created_at, updated_at FROM brands
+          WHERE strpos(domain, ${term}::text) > 0 OR strpos(lower(data->>'brand_name'), ${term}::text) > 0
+          ORDER BY CASE WHEN domain = ${term}::text OR lower(data->>'brand_name') = ${term}::text THEN 0
+                        WHEN starts_with(domain, ${term}::text) OR starts_with(lower(data->>'brand_name'), ${term}::text) THEN 1 ELSE 2 END,
+                   domain
+          LIMIT ${query.limit}::int`);
+        return { results: rows.map((entry) => ({ domain: entry.domain, ...resolution(entry) })) };
       },
     }),
     defineEndpoint({

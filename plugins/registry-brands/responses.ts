@@ -40,3 +40,7 @@ export const brandRegistryOut = r.obj({
   offset: r.int,
   stats: v.record(v.string(), r.int),
 });
+
+export const brandFindOut = r.obj({
+  results: r.arr(r.obj({ domain: r.str, canonical_domain: r.str, brand_name: r.str, house_domain: r.str, keller_type: r.str, source: r.str })),
+});

@@ -8,6 +8,7 @@ import { PROPERTY_TABLES } from './tables.ts';
 import { propertyEvents, resolution, toData } from './model.ts';
 import * as s from './schemas.ts';
 import { propertyRegistryOut, propertyResolution } from './responses.ts';
+import { propertyCheckEndpoints } from './check.ts';
 
 export function propertyEndpoints(deps: RevisionDeps, cache: EntryCache<any>): EndpointDefinition[] {
   const { db } = deps;
@@ -34,6 +35,7 @@ export function propertyEndpoints(deps: RevisionDeps, cache: EntryCache<any>): E
 
   return [
     ...shared.endpoints,
+    ...propertyCheckEndpoints(deps),
     defineEndpoint({
       method: 'GET',
       path: '/api/properties/registry',
@@ -56,9 +58,14 @@ export function propertyEndpoints(deps: RevisionDeps, cache: EntryCache<any>): E
         const rows = await db.query<Entry<s.PropertyData>>(sql`
           SELECT id::text, domain, source, data, authoritative, owner_org_id::text, revision_number, created_at, updated_at
           FROM property_entries WHERE ${where} ORDER BY domain LIMIT ${query.limit}::int OFFSET ${query.offset}::int`);
-        const [{ total } = { total: 0 }] = await db.query<{ total: number }>(sql`SELECT count(*)::int AS total FROM property_entries WHERE ${where}`);
+        const bySource = await db.query<{ source: string; publishers: number; properties: number }>(sql`
+          SELECT source, count(*)::int AS publishers, coalesce(sum(jsonb_array_length(data->'properties')), 0)::int AS properties
+          FROM property_entries WHERE ${where} GROUP BY source ORDER BY source`);
+        const total = bySource.reduce((n, r) => n + r.publishers, 0);
         return {
           properties: rows.map((e) => ({
+            // `domain` is what the official client reads (PropertyRegistryItem); `publisher_domain` as before.
+            domain: e.domain,
             publisher_domain: e.domain,
             source: e.source,
             property_count: e.data.properties.length,
@@ -66,6 +73,12 @@ export function propertyEndpoints(deps: RevisionDeps, cache: EntryCache<any>): E
             verified: e.source === 'adagents_json',
             updated_at: new Date(e.updated_at).toISOString(),
           })),
+          stats: {
+            publishers: total,
+            properties: bySource.reduce((n, r) => n + r.properties, 0),
+            verified: bySource.find((r) => r.source === 'adagents_json')?.publishers ?? 0,
+            by_source: Object.fromEntries(bySource.map((r) => [r.source, r.publishers])),
+          },
           total,
           limit: query.limit,
           offset: query.offset,

@@ -43,6 +43,14 @@ export default definePlugin({
     { version: 2, name: 'property_entries_skeleton', sql: skeletonDdl('property_entries') },
     // The confusable fact table grew (sequences such as rn/m): recompute every skeleton at start.
     { version: 3, name: 'property_entries_skeleton_facts_2', sql: skeletonResetDdl('property_entries') },
+    {
+      version: 4,
+      name: 'property_check_reports',
+      // POST /api/properties/check results, readable back for seven days.
+      sql: `CREATE TABLE property_check_reports (id uuid PRIMARY KEY, summary jsonb NOT NULL, result jsonb NOT NULL,
+  created_at timestamptz NOT NULL, expires_at timestamptz NOT NULL);
+CREATE INDEX property_check_reports_expiry ON property_check_reports (expires_at);`,
+    },
   ],
   init({ endpoints, ...deps }, kernel) {
     const registry = revisionedRegistry(SPEC, deps, kernel.options, kernel.logger);

@@ -7,6 +7,14 @@ import { taskInputJsonSchema } from './tool-schema.ts';
 import { cancelTask } from './cancel.ts';
 import { carriesWebhookCredentials } from '../../lib/rfc9421/request.ts';
 
+const originOf = (url: string): string | null => {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+};
+
 /** The TaskGateway hosts call: admission, the pipeline, tool descriptions and principal-scoped task reads. */
 export function createTaskGateway(deps: PipelineDeps): TaskGatewayPort {
   const ns = deps.registry.namespace;
@@ -28,7 +36,7 @@ export function createTaskGateway(deps: PipelineDeps): TaskGatewayPort {
       }
     }
     try {
-      if (authorization) return { ok: true, principal: await authenticateRequest(deps.auth, authorization, 'optional') };
+      if (authorization) return { ok: true, principal: await authenticateRequest(deps.auth, authorization, 'optional', undefined, request.resource) };
     } catch (error) {
       if (error instanceof ProtocolError) return { ok: false, error, scheme: 'Bearer', credentialSent: true };
       throw error;
@@ -63,7 +71,8 @@ export function createTaskGateway(deps: PipelineDeps): TaskGatewayPort {
     protectedResource(resource) {
       return {
         resource,
-        authorization_servers: [...deps.options.authorizationServers],
+        // The issuer as the client reached us (the same host name as the resource it asked about).
+        authorization_servers: deps.options.issuerFor ? [deps.options.issuerFor(originOf(resource))] : [...deps.options.authorizationServers],
         bearer_methods_supported: ['header'],
         // Credentials (API keys, test tokens) carry no scopes: a valid one may call every task of the mount.
         scopes_supported: [],
@@ -71,12 +80,12 @@ export function createTaskGateway(deps: PipelineDeps): TaskGatewayPort {
       };
     },
     errorBody: (error, context) => errorBody(error, ns, context),
-    async getTask(id, authorization) {
-      const principal = await taskPrincipal(deps.auth, authorization);
+    async getTask(id, authorization, resource) {
+      const principal = await taskPrincipal(deps.auth, authorization, 'required', resource);
       return deps.repo.get(id, principal.id);
     },
-    async cancelTask(id, authorization) {
-      const principal = await taskPrincipal(deps.auth, authorization);
+    async cancelTask(id, authorization, resource) {
+      const principal = await taskPrincipal(deps.auth, authorization, 'required', resource);
       return cancelTask(deps.repo, id, principal.id);
     },
   };

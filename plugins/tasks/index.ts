@@ -82,6 +82,7 @@ export default definePlugin({
       // Metadata names only an authorization server whose tokens the Auth port accepts (RFC 9728 section 2):
       // without an OAuth plugin, credentials are API keys and there is no issuer to name.
       authorizationServers: tokens ? [tokens.issuer] : [],
+      issuerFor: tokens ? (base: string | null) => tokens.issuerFor(base) : undefined,
     };
     kernel.provide(
       TaskGateway,

@@ -86,6 +86,8 @@ export interface PipelineOptions {
   requireOperationId: boolean;
   /** Authorization servers named in protected-resource metadata (none: no metadata is published). */
   authorizationServers: readonly string[];
+  /** The issuer to name to a client that reached the deployment at a base URL (TokenVerifierPort.issuerFor). */
+  issuerFor?: (base: string | null) => string;
 }
 
 export interface PipelineDeps {
@@ -118,8 +120,13 @@ const ANONYMOUS: Principal = {
 const HANDLE: TaskContext<unknown>['task'] = { defer: (options) => ({ kind: 'deferral', ...options }) };
 
 /** The caller of a task; an `optional` task without a credential runs as the anonymous principal. */
-export async function taskPrincipal(auth: AuthPort, authorization: string | null, mode: 'required' | 'optional' = 'required'): Promise<Principal> {
-  return (await authenticateRequest(auth, authorization, mode)) ?? ANONYMOUS;
+export async function taskPrincipal(
+  auth: AuthPort,
+  authorization: string | null,
+  mode: 'required' | 'optional' = 'required',
+  resource?: string,
+): Promise<Principal> {
+  return (await authenticateRequest(auth, authorization, mode, undefined, resource)) ?? ANONYMOUS;
 }
 
 /**
@@ -216,7 +223,9 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
     name: 'auth',
     async run(s, next) {
       const { deps, call, task } = s;
-      s.principal = call.admitted ? admittedPrincipal(call.admitted.principal, task) : await taskPrincipal(deps.auth, call.authorization, task.auth);
+      s.principal = call.admitted
+        ? admittedPrincipal(call.admitted.principal, task)
+        : await taskPrincipal(deps.auth, call.authorization, task.auth, call.resource);
       return next();
     },
   },

@@ -21,6 +21,7 @@ const ISSUER = 'https://idp.example';
 /** Stands in for plugins/oauth: `jwt.<subject>` is a valid access token of an external issuer. */
 const verifier: TokenVerifierPort = {
   issuer: ISSUER,
+  issuerFor: () => ISSUER,
   handles: (bearer) => bearer.startsWith('jwt.'),
   verify: async (bearer): Promise<VerifiedIdentity> => ({ issuer: ISSUER, subject: bearer.slice(4), builtIn: false }),
   resourceMetadataUrl: () => '',

@@ -10,6 +10,7 @@ import rateLimit from '../../plugins/rate-limit/index.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import registryBrands from '../../plugins/registry-brands/index.ts';
 import registryProperties from '../../plugins/registry-properties/index.ts';
+import registryPolicies from '../../plugins/registry-policies/index.ts';
 import searchPostgres from '../../plugins/search-postgres/index.ts';
 import registryAgents from '../../plugins/registry-agents/index.ts';
 import registryFeed from '../../plugins/registry-feed/index.ts';
@@ -72,6 +73,7 @@ beforeAll(async () => {
     crawlerHttp({ allowlist: ['127.0.0.1'], resolver: loopbackResolver(['pub.test']), ca: TEST_CERT }),
     registryBrands({ enrichOrigin: origin }),
     registryProperties(),
+    registryPolicies(),
     searchPostgres(),
     registryAgents(),
     registryFeed({ sequenceIntervalMs: 0 }),
@@ -140,6 +142,7 @@ test('every endpoint answers what the document declares', async () => {
   await get('/api/brands/history', '/api/brands/history?domain=acme.example');
   await post('/api/brands/{domain}/rollback', { to_revision: 1 }, '/api/brands/acme.example/rollback');
   await get('/api/brands/registry', '/api/brands/registry?limit=5');
+  await get('/api/brands/find', '/api/brands/find?q=acme');
   await get('/api/brands/enrich', '/api/brands/enrich?domain=pub.test');
   await s.deployment.get(Database).transaction((tx) =>
     s.deployment.get(BrandJsonRecords).record(tx, 'house.example', {
@@ -158,6 +161,18 @@ test('every endpoint answers what the document declares', async () => {
   await post('/api/properties/save', { publisher_domain: 'hosted.example', authorized_agents: [] });
   await get('/api/properties/resolve', '/api/properties/resolve?domain=hosted.example');
   await post('/api/properties/resolve/bulk', { domains: ['hosted.example'] });
+  const checkReport = await post('/api/properties/check', { domains: ['www.hosted.example', 'new.example', 'doubleclick.net'] });
+  await get('/api/properties/check/{reportId}', `/api/properties/check/${checkReport.body.report_id}`);
+
+  // Policies.
+  const policy = { policy_id: 'doc_policy', version: '1.0.0', name: 'Doc policy', category: 'standard', enforcement: 'may', policy: 'Text.' };
+  await post('/api/policies/save', policy);
+  await post('/api/policies/save', { ...policy, version: '1.0.1', guidance: 'More', exemplars: { pass: [{ scenario: 'a', explanation: 'b' }] } });
+  await get('/api/policies/registry', '/api/policies/registry?category=standard');
+  await get('/api/policies/resolve', '/api/policies/resolve?policy_id=doc_policy');
+  expect((await get('/api/policies/resolve', '/api/policies/resolve?policy_id=doc_policy&version=9')).status).toBe(404);
+  await post('/api/policies/resolve/bulk', { policy_ids: ['doc_policy', 'missing'] });
+  await get('/api/policies/history', '/api/policies/history?policy_id=doc_policy');
   await get('/api/properties/history', '/api/properties/history?domain=hosted.example');
   await post('/api/properties/{domain}/rollback', { to_revision: 1 }, '/api/properties/hosted.example/rollback');
   await get('/api/properties/registry');
@@ -183,6 +198,10 @@ test('every endpoint answers what the document declares', async () => {
   });
   await get('/api/registry/agents', '/api/registry/agents?capabilities=true&health=true&compliance=true&verification=true');
   await get('/api/registry/agents/checks', `/api/registry/agents/checks?url=${encodeURIComponent('https://agent.pub.test/mcp')}`);
+  const encodedAgent = encodeURIComponent('https://agent.pub.test/mcp');
+  await get('/api/registry/agents/{agentUrl}/compliance', `/api/registry/agents/${encodedAgent}/compliance`);
+  await get('/api/registry/agents/{agentUrl}/storyboard-status', `/api/registry/agents/${encodedAgent}/storyboard-status`, t);
+  await post('/api/registry/agents/storyboard-status', { agent_urls: ['https://agent.pub.test/mcp'] });
   await get('/api/registry/agents/search', '/api/registry/agents/search?channels=display', t);
   await get('/api/registry/publishers');
   await get('/api/registry/collections', '/api/registry/collections?publisher_domain=pub.test');

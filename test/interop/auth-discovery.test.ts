@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startServer, type TestServer } from '../support/server.ts';
 import { startAt } from '../oauth/support.ts';
 import oauth from '../../plugins/oauth/index.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 
 // Auth discovery on every task mount of the test agent and of the signals-agent preset, with and
 // without an OAuth issuer: a missing or invalid credential is HTTP 401 with a Bearer challenge; a
@@ -188,7 +189,7 @@ suite('auth discovery: test agent', () => testAgentPreset.plugins.slice(1), '/si
 suite('auth discovery: signals-agent preset', () => [auth({ testTokens: [{ token: SIGNALS_TOKEN }] }), ...signalsPreset.plugins.slice(2)], '', SIGNALS_TOKEN);
 suite(
   'auth discovery: signals-agent preset with OAuth',
-  () => [auth({ testTokens: [{ token: SIGNALS_TOKEN }] }), oauth(), ...signalsPreset.plugins.slice(2)],
+  () => [auth({ testTokens: [{ token: SIGNALS_TOKEN }] }), oauth(), rateLimit({ pruneIntervalMs: 0 }), ...signalsPreset.plugins.slice(2)],
   '',
   SIGNALS_TOKEN,
   true,

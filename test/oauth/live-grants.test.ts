@@ -17,6 +17,7 @@ import auth from '../../plugins/auth/index.ts';
 import { createOrganization, createUser } from '../../plugins/auth/store.ts';
 import oauth from '../../plugins/oauth/index.ts';
 import { createKeyStore } from '../../plugins/oauth/keys.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
 import { revokeGrant } from '../../plugins/oauth/store.ts';
 import { deploy, forEachAdapter, type Deployed } from '../support/deploy.ts';
 
@@ -31,8 +32,8 @@ forEachAdapter('live grants', (adapter) =>
     let dbA: DatabasePort;
     beforeAll(async () => {
       const env = { PUBLIC_URL: BASE };
-      a = await deploy(adapter, [auth(), oauth()], { env });
-      b = await deploy(adapter, [auth(), oauth()], { env, schema: a.schema! });
+      a = await deploy(adapter, [auth(), oauth(), rateLimit({ pruneIntervalMs: 0 })], { env });
+      b = await deploy(adapter, [auth(), oauth(), rateLimit({ pruneIntervalMs: 0 })], { env, schema: a.schema! });
       [authA, authB, dbA] = [a.deployment.get(Auth), b.deployment.get(Auth), a.deployment.get(Database)];
     });
     afterAll(async () => {

@@ -74,7 +74,7 @@ export async function signIn(authorizationUrl: string, login: string, password: 
   expect(page.headers.get('content-type')).toContain('text/html');
   const html = await page.text();
   const form = new URLSearchParams();
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) form.set(decode(m[1]!), decode(m[2]!));
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) form.append(decode(m[1]!), decode(m[2]!));
   form.set('login', login);
   form.set('password', password);
   form.set('decision', decision);

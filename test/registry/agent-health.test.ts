@@ -141,6 +141,43 @@ forEachAdapter('agent health, compliance and verification', (adapter) => {
       // The private agent was probed, but the feed never named it.
       const secret: any = await (await call(`/api/registry/agents/checks?url=${encodeURIComponent(url('secret.pub.test'))}`)).json();
       expect(secret.checks).toHaveLength(5);
+
+      // The official client's getAgentCompliance / getAgentStoryboardStatus(Bulk) paths (agent URL encoded in the path).
+      const anonymous = (path: string, init: RequestInit = {}) => fetch(d.base + path, init);
+      const enc = (host: string) => encodeURIComponent(url(host));
+      const good: any = await (await anonymous(`/api/registry/agents/${enc('good.pub.test')}/compliance`)).json();
+      expect(good).toMatchObject({
+        agent_url: url('good.pub.test'),
+        status: 'passing',
+        tracks: { core: 'pass' },
+        storyboards_passing: 1,
+        storyboards_total: 1,
+      });
+      expect(good.storyboard_statuses[0]).toMatchObject({ storyboard_id: 'registry_capabilities_probe', status: 'passing', steps_passed: 3, steps_total: 3 });
+      const bad: any = await (await anonymous(`/api/registry/agents/${enc('bad.pub.test')}/compliance`)).json();
+      expect(bad).toMatchObject({ status: 'failing', tracks: { core: 'fail' }, storyboards_passing: 0 });
+      expect(bad.storyboard_statuses[0]).toMatchObject({ status: 'partial', steps_passed: 2, first_failed_step_id: 'validate_capabilities' });
+      expect(bad.issues).toHaveLength(3);
+      expect((await anonymous(`/api/registry/agents/${encodeURIComponent('https://nowhere.example/mcp')}/compliance`)).status).toBe(404);
+      // A private agent is not shown to others (404, the client's null), only to its owner.
+      expect((await anonymous(`/api/registry/agents/${enc('secret.pub.test')}/compliance`)).status).toBe(404);
+      expect((await call(`/api/registry/agents/${enc('secret.pub.test')}/compliance`)).status).toBe(200);
+      expect((await anonymous(`/api/registry/agents/not%20a%20url/compliance`)).status).toBe(400);
+
+      expect((await anonymous(`/api/registry/agents/${enc('flaky.pub.test')}/storyboard-status`)).status).toBe(401);
+      const flaky: any = await (await call(`/api/registry/agents/${enc('flaky.pub.test')}/storyboard-status`)).json();
+      expect(flaky).toMatchObject({ agent_url: url('flaky.pub.test'), passing_count: 0, total_count: 1 });
+      expect(flaky.storyboards[0]).toMatchObject({ status: 'failing', first_failed_step_id: 'reach_agent' });
+      const bulk = await call('/api/registry/agents/storyboard-status', {
+        method: 'POST',
+        body: JSON.stringify({ agent_urls: [url('good.pub.test'), url('bad.pub.test'), 'https://nowhere.example/mcp', 'not a url'] }),
+      });
+      expect(bulk.status).toBe(200);
+      const b: any = await bulk.json();
+      expect(Object.keys(b.agents).sort()).toEqual([url('bad.pub.test'), url('good.pub.test')]);
+      expect(b.agents[url('good.pub.test')][0].status).toBe('passing');
+      expect(b.invalid_urls).toBe(1);
+      expect((await call('/api/registry/agents/storyboard-status', { method: 'POST', body: JSON.stringify({ agent_urls: [] }) })).status).toBe(400);
     } finally {
       await d.close();
     }

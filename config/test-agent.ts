@@ -3,9 +3,9 @@ import { storage } from './storage.ts';
 import auth from '../plugins/auth/index.ts';
 import tasks from '../plugins/tasks/index.ts';
 import idempotency from '../plugins/idempotency/index.ts';
-import signals from '../plugins/signals/index.ts';
+import signals, { DEFAULT_SEED as SIGNALS_SEED } from '../plugins/signals/index.ts';
 import inventoryDb, { DEFAULT_SEED } from '../plugins/inventory-db/index.ts';
-import { CONFORMANCE_PRODUCTS } from '../plugins/test-agent/index.ts';
+import { CONFORMANCE_PRODUCTS, CONFORMANCE_SIGNALS } from '../plugins/test-agent/index.ts';
 import adServerSimulated from '../plugins/ad-server-simulated/index.ts';
 import { salesPlugins } from './sales.ts';
 import creative from '../plugins/creative/index.ts';
@@ -102,7 +102,7 @@ export default definePreset({
     tasks(),
     idempotency(),
     testController({ enabled: true }),
-    signals({ activationDelaySeconds: 5 }),
+    signals({ activationDelaySeconds: 5, seed: [SIGNALS_SEED, CONFORMANCE_SIGNALS] }),
     // The sandbox catalog plus the product the official storyboards buy when they name none.
     inventoryDb({ seed: [DEFAULT_SEED, CONFORMANCE_PRODUCTS] }),
     adServerSimulated(),

@@ -10,6 +10,31 @@ const country = v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 
 const minutes = v.pipe(v.number(), v.minValue(0));
 const uuid = v.pipe(v.string(), v.uuid());
 
+const currency = v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'));
+const optionId = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1-128 of A-Z a-z 0-9 _ . : -'));
+const amount = v.pipe(v.number(), v.minValue(0));
+
+/** A named pricing option (AdCP vendor-pricing-option): its id is what activate_signal and report_usage name. */
+export const seedPricingOption = v.variant('model', [
+  v.object({ pricing_option_id: optionId, model: v.literal('cpm'), cpm: amount, currency }),
+  v.object({
+    pricing_option_id: optionId,
+    model: v.literal('percent_of_media'),
+    percent: v.pipe(v.number(), v.minValue(0), v.maxValue(100)),
+    max_cpm: v.optional(amount),
+    currency,
+  }),
+  v.object({ pricing_option_id: optionId, model: v.literal('flat_fee'), amount, period: v.picklist(['monthly', 'quarterly', 'annual', 'campaign']), currency }),
+  v.object({
+    pricing_option_id: optionId,
+    model: v.literal('per_unit'),
+    unit: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
+    unit_price: amount,
+    currency,
+  }),
+]);
+export type PricingOption = v.InferOutput<typeof seedPricingOption>;
+
 /** One catalog entry as a seed file or the import CLI gives it. */
 export const seedSignal = v.object({
   id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,128}$/, 'must match ^[A-Za-z0-9_-]{1,128}$')),
@@ -20,6 +45,24 @@ export const seedSignal = v.object({
   data_provider_domain: v.optional(v.pipe(v.string(), v.regex(DOMAIN_PATTERN, 'must be a lowercase domain'))),
   coverage_percentage: v.pipe(v.number(), v.minValue(0), v.maxValue(100)),
   pricing: v.nullish(v.object({ cpm: v.pipe(v.number(), v.minValue(0)), currency: v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code')) })),
+  /** Named options instead of the one derived from `pricing`; ids unique within the signal. */
+  pricing_options: v.optional(
+    v.pipe(
+      v.array(seedPricingOption),
+      v.minLength(1, 'must not be empty'),
+      v.check((list) => new Set(list.map((o) => o.pricing_option_id)).size === list.length, 'pricing_option_id must be unique within the signal'),
+    ),
+  ),
+  value_type: v.optional(v.picklist(['binary', 'categorical', 'numeric']), 'binary'),
+  /** The values of a categorical signal. */
+  categories: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(100))), v.minLength(1))),
+  /** The bounds of a numeric signal. */
+  range: v.optional(
+    v.pipe(
+      v.object({ min: v.number(), max: v.number() }),
+      v.check((r) => r.min <= r.max, 'min must not exceed max'),
+    ),
+  ),
   tags: v.optional(v.array(v.pipe(v.string(), v.maxLength(64))), []),
   countries: v.optional(v.array(country), []),
   owner_org: v.optional(uuid),
@@ -64,6 +107,10 @@ export interface SignalRow {
   owner_org: string | null;
   platforms: { platform: string; estimated_activation_duration_minutes: number }[];
   agents: { agent_url: string; estimated_activation_duration_minutes: number }[];
+  pricing_options: PricingOption[] | null;
+  value_type: 'binary' | 'categorical' | 'numeric';
+  categories: string[] | null;
+  value_range: { min: number; max: number } | null;
 }
 
 export interface DestinationRow {
@@ -91,7 +138,7 @@ const agentUrls = new Map<string, string>();
 export const agentKey = (url: string) => `agent:${agentUrlKey(url)}`;
 
 export const SIGNAL_COLUMNS = sql.raw(
-  'id, name, description, signal_type, data_provider, data_provider_domain, coverage_percentage, cpm, currency, tags, countries, owner_org::text, platforms, agents',
+  'id, name, description, signal_type, data_provider, data_provider_domain, coverage_percentage, cpm, currency, tags, countries, owner_org::text, platforms, agents, pricing_options, value_type, categories, value_range',
 );
 
 /**
@@ -133,19 +180,25 @@ export async function importCatalog(db: DatabasePort, raw: unknown): Promise<{ s
 async function upsertSignal(tx: Queryable, s: SeedSignal): Promise<void> {
   const platforms = s.platforms.map((p) => ({ ...p, platform: p.platform.toLowerCase() }));
   const agents = s.agents.map((a) => ({ ...a, agent_url: normalizeAgentUrl(a.agent_url) ?? a.agent_url }));
+  // The CPM filters and the 3.0 `pricing` member read one CPM: the given one, else the first CPM option's.
+  const cpmOption = s.pricing_options?.find((o) => o.model === 'cpm');
+  const cpm = s.pricing ?? (cpmOption ? { cpm: cpmOption.cpm, currency: cpmOption.currency } : null);
   await tx.query(sql`
     INSERT INTO signals (id, name, description, signal_type, data_provider, data_provider_domain, coverage_percentage, cpm, currency,
-                         tags, countries, owner_org, platforms, agents, platform_names, agent_urls, updated_at)
+                         tags, countries, owner_org, platforms, agents, platform_names, agent_urls, pricing_options, value_type, categories, value_range, updated_at)
     VALUES (${s.id}::text, ${s.name}::text, ${s.description}::text, ${s.signal_type}::text, ${s.data_provider}::text,
-            ${s.data_provider_domain ?? null}::text, ${s.coverage_percentage}::numeric, ${s.pricing?.cpm ?? null}::numeric,
-            ${s.pricing?.currency ?? null}::text, ${s.tags}::text[], ${s.countries}::text[], ${s.owner_org ?? null}::uuid,
-            ${platforms}::jsonb, ${agents}::jsonb, ${platforms.map((p) => p.platform)}::text[], ${agents.map((a) => a.agent_url)}::text[], now())
+            ${s.data_provider_domain ?? null}::text, ${s.coverage_percentage}::numeric, ${cpm?.cpm ?? null}::numeric,
+            ${cpm?.currency ?? null}::text, ${s.tags}::text[], ${s.countries}::text[], ${s.owner_org ?? null}::uuid,
+            ${platforms}::jsonb, ${agents}::jsonb, ${platforms.map((p) => p.platform)}::text[], ${agents.map((a) => a.agent_url)}::text[],
+            ${s.pricing_options ?? null}::jsonb, ${s.value_type}::text, ${s.categories ?? null}::jsonb, ${s.range ?? null}::jsonb, now())
     ON CONFLICT (id) DO UPDATE SET
       name = EXCLUDED.name, description = EXCLUDED.description, signal_type = EXCLUDED.signal_type,
       data_provider = EXCLUDED.data_provider, data_provider_domain = EXCLUDED.data_provider_domain,
       coverage_percentage = EXCLUDED.coverage_percentage, cpm = EXCLUDED.cpm, currency = EXCLUDED.currency,
       tags = EXCLUDED.tags, countries = EXCLUDED.countries, owner_org = EXCLUDED.owner_org, platforms = EXCLUDED.platforms,
-      agents = EXCLUDED.agents, platform_names = EXCLUDED.platform_names, agent_urls = EXCLUDED.agent_urls, updated_at = now()`);
+      agents = EXCLUDED.agents, platform_names = EXCLUDED.platform_names, agent_urls = EXCLUDED.agent_urls,
+      pricing_options = EXCLUDED.pricing_options, value_type = EXCLUDED.value_type, categories = EXCLUDED.categories,
+      value_range = EXCLUDED.value_range, updated_at = now()`);
 }
 
 export async function countSignals(db: Queryable): Promise<number> {

@@ -20,8 +20,8 @@ import { ActivationReads } from './activation-reads.ts';
 export const DEFAULT_SEED = join(import.meta.dir, 'seed.json');
 
 const options = v.object({
-  /** Catalog loaded when the signals table is empty (first start); `false` to start empty. */
-  seed: v.optional(v.union([v.string(), v.literal(false)]), DEFAULT_SEED),
+  /** Catalog file(s) loaded, in order, when the signals table is empty (first start); `false` to start empty. */
+  seed: v.optional(v.union([v.string(), v.array(v.string()), v.literal(false)]), DEFAULT_SEED),
   /** This agent's URL, used in signal_ref of custom/owned signals (default: server.publicUrl). */
   agentUrl: v.optional(v.pipe(v.string(), v.url())),
   /** Force how long activations take, in seconds (test agents); default: each target's estimate. */
@@ -58,8 +58,10 @@ export default definePlugin({
     return {
       async start() {
         if (options.seed && (await countSignals(db)) === 0) {
-          const counts = await importCatalog(db, JSON.parse(readFileSync(options.seed, 'utf8')));
-          kernel.logger.info({ seed: options.seed, ...counts }, 'signal catalog seeded');
+          for (const file of typeof options.seed === 'string' ? [options.seed] : options.seed) {
+            const counts = await importCatalog(db, JSON.parse(readFileSync(file, 'utf8')));
+            kernel.logger.info({ seed: file, ...counts }, 'signal catalog seeded');
+          }
         }
         // Capabilities list the data providers actually in the catalog.
         const domains = await db.query<{ d: string }>(

@@ -75,6 +75,7 @@ export function identity(signal: SignalRow, agentUrl: string): { signal_id: Json
 
 /** Pricing options of a signal; their ids are what activate_signal accepts as `pricing_option_id`. */
 export function pricingOptions(signal: SignalRow): Json[] {
+  if (signal.pricing_options?.length) return signal.pricing_options as unknown as Json[];
   const priced = signal.cpm !== null && !!signal.currency;
   return [
     { pricing_option_id: `po_${signal.id}_cpm`, model: 'cpm', cpm: priced ? Number(signal.cpm) : 0, currency: priced ? signal.currency : NO_COST_CURRENCY },
@@ -102,11 +103,13 @@ function partsOf(signal: SignalRow, agentUrl: string, cache: RenderCache | undef
     signal_agent_segment_id: signal.id,
     name: signal.name,
     description: signal.description,
-    value_type: 'binary',
+    value_type: signal.value_type,
     signal_type: signal.signal_type,
     data_provider: signal.data_provider,
     coverage_percentage: Number(signal.coverage_percentage),
   };
+  if (signal.value_type === 'categorical' && signal.categories) head.categories = [...signal.categories];
+  if (signal.value_type === 'numeric' && signal.value_range) head.range = { ...signal.value_range };
   const tail: Json = { pricing_options: pricingOptions(signal) };
   if (signal.cpm !== null && signal.currency) tail.pricing = { cpm: Number(signal.cpm), currency: signal.currency };
   if (signal.countries.length) tail.countries = [...signal.countries];

@@ -13,6 +13,8 @@ import { BrandProfiles } from '../../core/ports/brand-profiles.ts';
 export const SANDBOX_BRANDS = join(import.meta.dir, 'sandbox-brands.json');
 /** Products the official AdCP storyboards expect a sandbox seller to hold (inventory-db seed format). */
 export const CONFORMANCE_PRODUCTS = join(import.meta.dir, 'conformance-products.json');
+/** The AdCP test kits' signals (nova-motors: marketplace and owned, with their named pricing options). */
+export const CONFORMANCE_SIGNALS = join(import.meta.dir, 'conformance-signals.json');
 
 const tenant = v.object({
   /** Specialism id and path segment (`signals` -> `/signals/mcp`). */

@@ -101,7 +101,7 @@ const sql = storage === 'postgres' ? postgres(databaseUrl, { max: 1, onnotice: (
  * few minutes on two cores. The whole set is `bun run conformance` without options.
  */
 const CI_SUBSET: Record<string, string[]> = {
-  signals: ['capability_discovery', 'signals_baseline', 'signal_marketplace', 'security_baseline', 'webhook_emission'],
+  signals: ['capability_discovery', 'signals_baseline', 'signal_marketplace', 'signal_owned', 'security_baseline', 'webhook_emission'],
   sales: [
     'error_compliance',
     'schema_validation',
@@ -109,6 +109,8 @@ const CI_SUBSET: Record<string, string[]> = {
     'pagination_integrity_list_accounts',
     'governance_aware_seller',
     'v3_envelope_integrity',
+    'pagination_integrity_creative_formats',
+    'audience_sync',
   ],
   creative: ['creative_template', 'creative_generative'],
   governance: [
@@ -118,6 +120,7 @@ const CI_SUBSET: Record<string, string[]> = {
     'pagination_integrity_property_lists',
     'pagination_integrity_collection_lists',
   ],
+  brand: ['si_baseline', 'security_baseline', 'deterministic_testing'],
 };
 const subset = args.ci ? CI_SUBSET : null;
 const wanted = args.storyboards ? new Set(args.storyboards.split(',')) : null;

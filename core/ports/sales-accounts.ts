@@ -29,6 +29,11 @@ export interface SalesAccountsPort {
    * sandbox deployment a {brand, operator} reference provisions its account on first use.
    */
   resolve(q: Queryable, owner: string, ref: SalesAccountRef, field?: string): Promise<SalesAccount>;
+  /**
+   * The sandbox account a test-controller call names (`account` as the request sent it), for a seeded
+   * fixture. Throws ScenarioError: INVALID_PARAMS (no usable reference), NOT_FOUND, FORBIDDEN (not sandbox).
+   */
+  sandboxFixture(q: Queryable, owner: string, account: unknown): Promise<SalesAccount>;
   /** The accounts of these ids, whoever owns them (answers that show the account of stored records). */
   byIds(q: Queryable, ids: readonly string[]): Promise<SalesAccount[]>;
 }

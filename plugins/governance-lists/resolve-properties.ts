@@ -1,7 +1,8 @@
 import type { CatalogProperty, PublisherCatalogPort } from '../../core/ports/publisher-catalog.ts';
 import type { Json } from '../../core/task.ts';
 import { CATALOG_LIMIT, keyOf, MAX_RESOLVED, type Resolution } from './resolution.ts';
-import { IDENTIFIER_TYPES, type BasePropertySource, type Identifier, type PropertyFilters } from './schemas.ts';
+import { IDENTIFIER_TYPES } from '../../lib/adcp/property-vocabularies.ts';
+import type { BasePropertySource, Identifier, PropertyFilters } from './schemas.ts';
 
 /** One resolved property: its identifiers, and what the registry knows of it (nothing for a literal identifier it does not hold). */
 interface Candidate {

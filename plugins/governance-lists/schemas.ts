@@ -1,5 +1,7 @@
 import * as v from 'valibot';
 import { DOMAIN_PATTERN } from '../../lib/adcp/patterns.ts';
+import { CHANNELS } from '../../lib/adcp/channels.ts';
+import { IDENTIFIER_TYPES, PROPERTY_TYPES } from '../../lib/adcp/property-vocabularies.ts';
 
 /** Request members every list task accepts besides its own (version envelope, ext). */
 export const versionFields = {
@@ -50,29 +52,6 @@ export const accountRef = v.union(
 );
 export type AccountRef = v.InferOutput<typeof accountRef>;
 
-export const IDENTIFIER_TYPES = [
-  'domain',
-  'subdomain',
-  'network_id',
-  'ios_bundle',
-  'android_package',
-  'apple_app_store_id',
-  'google_play_id',
-  'roku_store_id',
-  'fire_tv_asin',
-  'samsung_app_id',
-  'apple_tv_bundle',
-  'bundle_id',
-  'venue_id',
-  'screen_id',
-  'openooh_venue_type',
-  'rss_url',
-  'apple_podcast_id',
-  'spotify_collection_id',
-  'podcast_guid',
-  'station_id',
-  'facility_id',
-] as const;
 /** Distribution identifier types of 3.0.6 (3.1 adds youtube_channel_handle and youtube_channel_url). */
 export const DISTRIBUTION_ID_TYPES = [
   'apple_podcast_id',
@@ -98,40 +77,6 @@ export const DISTRIBUTION_ID_TYPES = [
   'eidr_id',
   'domain',
   'substack_id',
-] as const;
-export const PROPERTY_TYPES = [
-  'website',
-  'mobile_app',
-  'ctv_app',
-  'desktop_app',
-  'dooh',
-  'podcast',
-  'radio',
-  'linear_tv',
-  'streaming_audio',
-  'ai_assistant',
-] as const;
-export const CHANNELS = [
-  'display',
-  'olv',
-  'social',
-  'search',
-  'ctv',
-  'linear_tv',
-  'radio',
-  'streaming_audio',
-  'podcast',
-  'dooh',
-  'ooh',
-  'print',
-  'cinema',
-  'email',
-  'gaming',
-  'retail_media',
-  'influencer',
-  'affiliate',
-  'product_placement',
-  'sponsored_intelligence',
 ] as const;
 const COLLECTION_KINDS = ['series', 'publication', 'event_series', 'rotation'] as const;
 const GENRE_TAXONOMIES = [

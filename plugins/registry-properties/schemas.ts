@@ -1,46 +1,10 @@
 import * as v from 'valibot';
 import { domainSchema } from '../../lib/domain.ts';
 import { qInt } from '../../core/endpoint.ts';
+import { IDENTIFIER_TYPES, PROPERTY_TYPES } from '../../lib/adcp/property-vocabularies.ts';
 
 const text = (max: number) =>
   v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
-
-// Vocabularies of the protocol schemas (enums/property-type.json, enums/identifier-types.json).
-export const PROPERTY_TYPES = [
-  'website',
-  'mobile_app',
-  'ctv_app',
-  'desktop_app',
-  'dooh',
-  'podcast',
-  'radio',
-  'linear_tv',
-  'streaming_audio',
-  'ai_assistant',
-] as const;
-export const IDENTIFIER_TYPES = [
-  'domain',
-  'subdomain',
-  'network_id',
-  'ios_bundle',
-  'android_package',
-  'apple_app_store_id',
-  'google_play_id',
-  'roku_store_id',
-  'fire_tv_asin',
-  'samsung_app_id',
-  'apple_tv_bundle',
-  'bundle_id',
-  'venue_id',
-  'screen_id',
-  'openooh_venue_type',
-  'rss_url',
-  'apple_podcast_id',
-  'spotify_collection_id',
-  'podcast_guid',
-  'station_id',
-  'facility_id',
-] as const;
 
 const agentUrl = v.pipe(
   v.string('must be a string'),

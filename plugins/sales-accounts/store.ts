@@ -1,3 +1,6 @@
+import * as v from 'valibot';
+import { ScenarioError } from '../../core/ports/test-controller.ts';
+import { accountRef } from '../../lib/adcp/media-buy-fields.ts';
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import type { Json } from '../../core/task.ts';
@@ -122,6 +125,20 @@ export function renderAccount(a: AccountRow): Json {
 export function createSalesAccounts(deps: AccountDeps): SalesAccountsPort {
   return {
     resolve: (q, owner, ref, field) => resolveAccount(deps, q, owner, ref, field),
+    async sandboxFixture(q, owner, account) {
+      const ref = v.safeParse(accountRef, account ?? null);
+      if (!ref.success)
+        throw new ScenarioError('INVALID_PARAMS', 'account: a seeded fixture belongs to a sandbox account; send account {account_id} or {brand, operator}');
+      let row: SalesAccount;
+      try {
+        row = await resolveAccount(deps, q, owner, ref.output);
+      } catch (error) {
+        if (error instanceof ProtocolError) throw new ScenarioError('NOT_FOUND', error.message, null);
+        throw error;
+      }
+      if (!row.sandbox) throw new ScenarioError('FORBIDDEN', `Account ${row.account_id} is not a sandbox account`, null);
+      return row;
+    },
     async byIds(q, ids) {
       return ids.length ? q.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE account_id = ANY(${[...ids]}::text[])`) : [];
     },

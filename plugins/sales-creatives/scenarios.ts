@@ -1,11 +1,6 @@
 import * as v from 'valibot';
 import { sql } from '../../core/sql.ts';
-import { ProtocolError } from '../../core/errors.ts';
-import type { Queryable } from '../../core/ports/database.ts';
-import type { Principal } from '../../core/ports/auth.ts';
-import type { SalesAccount } from '../../core/ports/sales-accounts.ts';
-import { defineScenario, ScenarioError, type ScenarioContext, type TestScenario } from '../../core/ports/test-controller.ts';
-import { accountRef } from '../../lib/adcp/media-buy-fields.ts';
+import { defineScenario, ScenarioError, type TestScenario } from '../../core/ports/test-controller.ts';
 import { formatKey } from '../../lib/adcp/format-ids.ts';
 import { REFERENCE_CREATIVE_AGENT } from '../../lib/adcp/reference-formats.ts';
 import type { CreativesDeps } from './deps.ts';
@@ -14,27 +9,6 @@ const id = v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), 
 /** Ids of seeded fixtures (the test-seeds' pattern). */
 const fixtureId = v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
 const CREATIVE_STATUSES = ['processing', 'pending_review', 'approved', 'rejected', 'archived'] as const;
-
-/** The sandbox account the controller call names (provisioned on a sandbox deployment). */
-export async function fixtureAccount(
-  deps: CreativesDeps,
-  tx: Queryable,
-  principal: Principal,
-  account: ScenarioContext<unknown>['account'],
-): Promise<SalesAccount> {
-  const ref = v.safeParse(accountRef, account ?? null);
-  if (!ref.success)
-    throw new ScenarioError('INVALID_PARAMS', 'account: a seeded fixture belongs to a sandbox account; send account {account_id} or {brand, operator}');
-  let row: SalesAccount;
-  try {
-    row = await deps.accounts.resolve(tx, principal.orgId, ref.output);
-  } catch (error) {
-    if (error instanceof ProtocolError) throw new ScenarioError('NOT_FOUND', error.message, null);
-    throw error;
-  }
-  if (!row.sandbox) throw new ScenarioError('FORBIDDEN', `Account ${row.account_id} is not a sandbox account`, null);
-  return row;
-}
 
 /** Sandbox scenarios of the creative library (comply_test_controller): a creative's review status, a creative of a chosen id. */
 export function creativeScenarios(deps: CreativesDeps): TestScenario[] {
@@ -86,7 +60,7 @@ export function creativeScenarios(deps: CreativesDeps): TestScenario[] {
         const fx = params.fixture;
         const format = { agent_url: fx.format_id?.agent_url ?? REFERENCE_CREATIVE_AGENT, id: fx.format_id?.id ?? 'display_300x250' };
         return deps.db.transaction(async (tx) => {
-          const acc = await fixtureAccount(deps, tx, principal, account);
+          const acc = await deps.accounts.sandboxFixture(tx, principal.orgId, account);
           const now = deps.clock.now();
           await tx.query(sql`
             INSERT INTO sales_creatives (account_id, creative_id, owner, name, format_id, format_key, assets, status, created_at, updated_at)

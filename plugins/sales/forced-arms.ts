@@ -3,7 +3,6 @@ import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import { defineScenario, ScenarioError, type TestScenario } from '../../core/ports/test-controller.ts';
 import type { SalesDeps } from './deps.ts';
-import { fixtureAccount } from './test-seeds.ts';
 
 export interface ForcedArm {
   arm: 'submitted';
@@ -33,7 +32,7 @@ export function forcedArmScenarios(deps: SalesDeps): TestScenario[] {
           throw new ScenarioError('INVALID_PARAMS', 'arm: only submitted is offered (create_media_buy never asks the buyer for input)');
         if (!params.task_id) throw new ScenarioError('INVALID_PARAMS', 'task_id: is required with arm submitted');
         return deps.db.transaction(async (tx) => {
-          const acc = await fixtureAccount(deps, tx, principal, account);
+          const acc = await deps.accounts.sandboxFixture(tx, principal.orgId, account);
           await tx.query(sql`
             INSERT INTO sales_forced_arms (owner, account_id, arm, task_id, message, created_at)
             VALUES (${principal.orgId}::text, ${acc.account_id}::text, 'submitted', ${params.task_id}::text, ${params.message ?? null}::text, ${deps.clock.now()}::timestamptz)

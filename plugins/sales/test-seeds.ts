@@ -1,12 +1,7 @@
 import * as v from 'valibot';
 import { sql } from '../../core/sql.ts';
-import type { Queryable } from '../../core/ports/database.ts';
-import type { Principal } from '../../core/ports/auth.ts';
-import { defineScenario, ScenarioError, type ScenarioContext, type TestScenario } from '../../core/ports/test-controller.ts';
-import { ProtocolError } from '../../core/errors.ts';
+import { defineScenario, ScenarioError, type TestScenario } from '../../core/ports/test-controller.ts';
 import type { SalesDeps } from './deps.ts';
-import type { SalesAccount } from '../../core/ports/sales-accounts.ts';
-import { accountRef } from '../../lib/adcp/media-buy-fields.ts';
 import { addHistory, insertBuy, newBuy, type BuyStatus } from './buys/store.ts';
 
 const id = v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
@@ -15,27 +10,6 @@ const instant = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 timestamp
 const SEEDABLE_BUY_STATUSES = ['pending_creatives', 'pending_start', 'active', 'paused', 'completed', 'canceled'] as const;
 
 const DAY = 86_400_000;
-
-/** The sandbox account the controller call names (provisioned on a sandbox deployment). */
-export async function fixtureAccount(
-  deps: SalesDeps,
-  tx: Queryable,
-  principal: Principal,
-  account: ScenarioContext<unknown>['account'],
-): Promise<SalesAccount> {
-  const ref = v.safeParse(accountRef, account ?? null);
-  if (!ref.success)
-    throw new ScenarioError('INVALID_PARAMS', 'account: a seeded fixture belongs to a sandbox account; send account {account_id} or {brand, operator}');
-  let row: SalesAccount;
-  try {
-    row = await deps.accounts.resolve(tx, principal.orgId, ref.output);
-  } catch (error) {
-    if (error instanceof ProtocolError) throw new ScenarioError('NOT_FOUND', error.message, null);
-    throw error;
-  }
-  if (!row.sandbox) throw new ScenarioError('FORBIDDEN', `Account ${row.account_id} is not a sandbox account`, null);
-  return row;
-}
 
 /**
  * Fixtures of the official storyboards that belong to a buyer (`seed_media_buy`, `seed_creative`):
@@ -63,7 +37,7 @@ export function salesSeeds(deps: SalesDeps): TestScenario[] {
       async run({ params, principal, account }) {
         const fx = params.fixture;
         return deps.db.transaction(async (tx) => {
-          const acc = await fixtureAccount(deps, tx, principal, account);
+          const acc = await deps.accounts.sandboxFixture(tx, principal.orgId, account);
           const [taken] = await tx.query<{ owner: string }>(
             sql`SELECT owner FROM sales_media_buys WHERE media_buy_id = ${params.media_buy_id}::text FOR UPDATE`,
           );

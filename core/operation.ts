@@ -14,13 +14,16 @@ import { Idempotency } from './ports/idempotency.ts';
 export const STAGES = ['auth', 'validate', 'limits', 'idempotency', 'handler', 'respond'] as const;
 export type StageName = (typeof STAGES)[number];
 
-/** One stage: does its part with `state`, then calls `next` (any number of times: a retried transaction runs the rest again). */
+/** One stage: does its part with `state`, then calls `next(state)` (any number of times: a retried transaction runs the rest again). */
 export interface Stage<S, R> {
   readonly name: StageName;
-  run(state: S, next: () => Promise<R>): Promise<R>;
+  run(state: S, next: (state: S) => Promise<R>): Promise<R>;
 }
 
-/** Compose stages into a runner; checked once here: known stages, in pipeline order, each at most once. */
+/**
+ * Compose stages into a runner; checked once here: known stages, in pipeline order, each at most once.
+ * The chain is built once, so a call allocates nothing for it (this runs on every request).
+ */
 export function operationPipeline<S, R>(stages: readonly Stage<S, R>[]): (state: S) => Promise<R> {
   let last = -1;
   for (const stage of stages) {
@@ -28,15 +31,13 @@ export function operationPipeline<S, R>(stages: readonly Stage<S, R>[]): (state:
     if (at <= last) throw new Error(`operation stages must follow ${STAGES.join(' -> ')}; "${stage.name}" is out of order or repeated`);
     last = at;
   }
-  const from =
-    (i: number) =>
-    (state: S): Promise<R> => {
-      const stage = stages[i];
-      if (!stage) return Promise.reject(new Error('the operation pipeline ended before a stage answered'));
-      const next = from(i + 1);
-      return stage.run(state, () => next(state));
-    };
-  return from(0);
+  let run: (state: S) => Promise<R> = () => Promise.reject(new Error('the operation pipeline ended before a stage answered'));
+  for (let i = stages.length - 1; i >= 0; i--) {
+    const stage = stages[i]!;
+    const next = run;
+    run = (state) => stage.run(state, next);
+  }
+  return run;
 }
 
 /** What an operation declares that some port must serve. */

@@ -43,7 +43,7 @@ const run = operationPipeline<EndpointState, unknown>([
     name: 'auth',
     async run(s, next) {
       const { e, call, c } = s;
-      if (!e.auth || e.auth === 'none') return next();
+      if (!e.auth || e.auth === 'none') return next(s);
       if (!call.admitted) s.principal = await authenticateRequest(c.auth, call.authorization, e.auth, e.tier, c.resource);
       else {
         s.principal = call.admitted.principal;
@@ -51,7 +51,7 @@ const run = operationPipeline<EndpointState, unknown>([
         if (s.principal && e.tier && !tierAtLeast(s.principal.tier, e.tier))
           throw new ProtocolError('PERMISSION_DENIED', `This operation requires ${e.tier} standing`);
       }
-      return next();
+      return next(s);
     },
   },
   {
@@ -62,7 +62,7 @@ const run = operationPipeline<EndpointState, unknown>([
       s.params = e.params ? parseOrThrow(e.params, call.params, 'params') : call.params;
       const hasBody = e.method !== 'GET' && e.method !== 'DELETE';
       s.body = hasBody && e.body ? parseOrThrow(e.body, await call.body(), 'body') : undefined;
-      return next();
+      return next(s);
     },
   },
   {
@@ -70,7 +70,7 @@ const run = operationPipeline<EndpointState, unknown>([
     async run(s, next) {
       // Assembly refuses an endpoint with rate limits and no limiter (assertStageProviders).
       if (s.e.rateLimits?.length) await enforceRateLimits(s.e.rateLimits, s.c.limiter!, s.principal, s.call.ip);
-      return next();
+      return next(s);
     },
   },
   {

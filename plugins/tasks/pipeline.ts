@@ -226,7 +226,7 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
       s.principal = call.admitted
         ? admittedPrincipal(call.admitted.principal, task)
         : await taskPrincipal(deps.auth, call.authorization, task.auth, call.resource);
-      return next();
+      return next(s);
     },
   },
   {
@@ -266,7 +266,7 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
         task: HANDLE,
       };
       s.c = { deps, task, principal: s.principal!, envelope, call, a2aPush, ctx };
-      return next();
+      return next(s);
     },
   },
   {
@@ -274,7 +274,7 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
     async run(s, next) {
       // Assembly refuses a task with rate limits and no limiter (assertStageProviders); tasks count per caller.
       if (s.task.rateLimits?.length) await enforceRateLimits(s.task.rateLimits, s.deps.limiter!, s.principal!, () => s.principal!.id);
-      return next();
+      return next(s);
     },
   },
   {
@@ -282,7 +282,7 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
     async run(s, next) {
       const { deps, task } = s;
       const c = s.c!;
-      if (!task.mutating) return next();
+      if (!task.mutating) return next(s);
       const key = c.envelope.idempotency_key;
       if (!key) {
         throw new ProtocolError('INVALID_REQUEST', 'idempotency_key: is required on mutating tasks', {
@@ -302,7 +302,7 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
             return await deps.db.transaction((tx) => {
               s.tx = tx;
               s.keep = { record: { key, hash } };
-              return next();
+              return next(s);
             });
           } catch (caught) {
             s.tx = null;
@@ -321,7 +321,7 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
       if (begun.kind === 'replay') return replayed(task, begun.response, s.context);
       s.keep = { claim: begun.claim };
       try {
-        return await next();
+        return await next(s);
       } catch (caught) {
         await deps.idempotency.release(begun.claim).catch((e) => deps.logger.error({ err: e }, 'idempotency release failed'));
         throw caught;
@@ -333,7 +333,7 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
     async run(s, next) {
       const ctx = s.c!.ctx;
       s.result = await s.task.handler(s.tx ? { ...ctx, tx: s.tx } : ctx);
-      return next();
+      return next(s);
     },
   },
   { name: 'respond', run: (s) => answer(s.c!, s.result!, s.keep, s.tx) },

@@ -23,7 +23,7 @@ const stage = (name: Stage<string[], string>['name'], log: string[]): Stage<stri
   name,
   run: async (s, next) => {
     log.push(name);
-    return next();
+    return next(s);
   },
 });
 
@@ -41,9 +41,9 @@ test('a stage may run the rest of the pipeline again (a retried transaction)', a
   const run = operationPipeline<null, number>([
     {
       name: 'idempotency',
-      run: async (_s, next) => {
-        await next().catch(() => undefined);
-        return next();
+      run: async (s, next) => {
+        await next(s).catch(() => undefined);
+        return next(s);
       },
     },
     {

@@ -2,6 +2,7 @@ import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { Product, ProductPage, ProductQuery, RankedProduct } from '../../core/ports/inventory.ts';
 import type { TextIndex } from '../../lib/text-index.ts';
+import { keepBest } from '../../lib/keep-best.ts';
 import { formatKey, PRODUCT_COLUMNS, toProduct, type ProductRow } from './catalog.ts';
 import { briefWords, relevance } from './brief.ts';
 import { decodeCursor, encodeCursor, fingerprint } from './cursor.ts';
@@ -60,20 +61,6 @@ interface Candidate {
 
 /** Score, then catalog order: a total order (`order` is unique), which offset cursors page without repeats or gaps. */
 const compare = (a: Candidate, b: Candidate) => (a.rank === b.rank ? a.entry.order - b.entry.order : a.rank > b.rank ? -1 : 1);
-
-/** Insert `c` into `best` (sorted by compare, at most `keep` long) when it ranks among the first `keep`. */
-function keepBest(best: Candidate[], c: Candidate, keep: number): void {
-  if (best.length === keep && compare(c, best[keep - 1]!) >= 0) return;
-  let lo = 0;
-  let hi = best.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compare(best[mid]!, c) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  best.splice(lo, 0, c);
-  if (best.length > keep) best.pop();
-}
 
 const overlaps = (values: readonly string[], set: Set<string> | null) => set === null || values.some((x) => set.has(x));
 const setOf = (values: readonly string[] | undefined) => (values?.length ? new Set(values) : null);
@@ -138,7 +125,7 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery): ProductPage {
     }
     matches++;
     if (sortLater) all.push({ entry: e, rank });
-    else keepBest(best, { entry: e, rank }, keep);
+    else keepBest(best, { entry: e, rank }, keep, compare);
   };
   if (scores) for (const i of scores.keys()) consider(i);
   else for (let i = 0; i < c.entries.length; i++) consider(i);

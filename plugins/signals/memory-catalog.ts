@@ -3,6 +3,7 @@ import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { Logger } from '../../core/log.ts';
 import { CatalogSnapshot } from '../../lib/catalog-snapshot.ts';
 import type { TextIndex } from '../../lib/text-index.ts';
+import { keepBest } from '../../lib/keep-best.ts';
 import { StaleReadError } from '../../core/task.ts';
 import { CATALOG_CHANNEL, SIGNAL_COLUMNS, type DestinationRow, type SearchFilters, type SearchPage, type SignalRow } from './catalog.ts';
 import type { SignalsCursor } from './cursor.ts';
@@ -72,20 +73,6 @@ type SortKey = Pick<Candidate, 'anchor' | 'rank' | 'coverage' | 'id'>;
 
 /** Looked-up signals first, then text score, coverage, id: a total order (ids are unique), which keyset cursors resume. */
 const compare = (a: SortKey, b: SortKey) => b.anchor - a.anchor || b.rank - a.rank || b.coverage - a.coverage || byId(a.id, b.id);
-
-/** Insert `c` into `best` (sorted by compare, at most `keep` long) when it ranks among the first `keep`. */
-function keepBest(best: Candidate[], c: Candidate, keep: number): void {
-  if (best.length === keep && compare(c, best[keep - 1]!) >= 0) return;
-  let lo = 0;
-  let hi = best.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compare(best[mid]!, c) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  best.splice(lo, 0, c);
-  if (best.length > keep) best.pop();
-}
 
 const keyOf = (c: SignalsCursor): SortKey => ({ anchor: c.anchor, rank: c.rank, coverage: Number(c.coverage), id: c.id });
 
@@ -160,7 +147,7 @@ export class SignalsCatalog {
       const candidate = { entry: e, anchor: anchored.has(i) ? 1 : 0, rank: ranks.get(i) ?? 0, coverage: e.coverage, id: r.id };
       if (after && compare(candidate, after) <= 0) return;
       matches++;
-      keepBest(best, candidate, keep);
+      keepBest(best, candidate, keep, compare);
     };
     for (const i of ranks.keys()) consider(i);
     for (const i of anchored) if (!ranks.has(i)) consider(i);

@@ -43,14 +43,27 @@ export async function findSession(q: Queryable, id: string, principalId: string,
   return row ? { ...row, created_at: new Date(row.created_at), last_turn_at: new Date(row.last_turn_at), expires_at: new Date(row.expires_at) } : null;
 }
 
-export async function transcript(q: Queryable, id: string): Promise<{ role: 'user' | 'brand'; text: string }[]> {
+type Turn = { role: 'user' | 'brand'; text: string };
+
+export async function transcript(q: Queryable, id: string): Promise<Turn[]> {
   return q.query(sql`SELECT role, text FROM si_turns WHERE session_id = ${id}::uuid ORDER BY seq`);
+}
+
+/** The transcripts of several sessions in one query, by session id. */
+export async function transcripts(q: Queryable, ids: readonly string[]): Promise<Map<string, Turn[]>> {
+  const out = new Map<string, Turn[]>(ids.map((id) => [id, []]));
+  if (!ids.length) return out;
+  const rows = await q.query<Turn & { session_id: string }>(
+    sql`SELECT session_id::text, role, text FROM si_turns WHERE session_id = ANY(${[...ids]}::uuid[]) ORDER BY session_id, seq`,
+  );
+  for (const { session_id, role, text } of rows) out.get(session_id)?.push({ role, text });
+  return out;
 }
 
 /** Append turns and move the session on (status, last turn, new expiry). */
 export async function recordTurns(
   q: Queryable,
-  s: SessionRow,
+  s: Pick<SessionRow, 'id' | 'turns'>,
   turns: ReadonlyArray<{ role: 'user' | 'brand'; text: string; detail?: unknown }>,
   next: { status: SessionStatus; at: Date; expiresAt: Date },
 ): Promise<void> {

@@ -5,7 +5,7 @@ import type { DatabasePort } from '../../../core/ports/database.ts';
 import type { ConversationPort, ConversationReply, SiOffering } from '../../../core/ports/conversation.ts';
 import type { Offerings } from './offerings.ts';
 import { renderReply } from './surface.ts';
-import { endSession, findSession, insertSession, listSessions, recordTurns, transcript, type SessionRow, type SessionStatus } from './store.ts';
+import { endSession, findSession, insertSession, listSessions, recordTurns, transcript, transcripts, type SessionStatus } from './store.ts';
 
 export interface SiDeps {
   db: DatabasePort;
@@ -174,6 +174,7 @@ export function siTasks(d: SiDeps) {
       const id = ids.uuid7();
       const expiresAt = new Date(now.getTime() + d.sessionTtlSeconds * 1000);
       const status = statusAfter(reply);
+      const body = answerBody(id, reply, status, 2);
       await d.db.transaction(async (tx) => {
         await insertSession(tx, {
           id,
@@ -189,19 +190,17 @@ export function siTasks(d: SiDeps) {
           created_at: now,
           expires_at: expiresAt,
         });
-        const row = { id, turns: 0 } as SessionRow;
-        const body = renderReply(reply, `${id}-2`);
         await recordTurns(
           tx,
-          row,
+          { id, turns: 0 },
           [
             { role: 'user', text: input.intent },
-            { role: 'brand', text: reply.message, detail: body },
+            { role: 'brand', text: reply.message, detail: body.response },
           ],
           { status, at: now, expiresAt },
         );
       });
-      return { ...answerBody(id, reply, status, 2), negotiated_capabilities: CAPABILITIES, session_ttl_seconds: d.sessionTtlSeconds };
+      return { ...body, negotiated_capabilities: CAPABILITIES, session_ttl_seconds: d.sessionTtlSeconds };
     },
   });
 
@@ -328,6 +327,12 @@ export function siTasks(d: SiDeps) {
       }
       const rows = await listSessions(d.db, principal.id, limit + 1, after);
       const page = rows.slice(0, limit);
+      const turns = input.include_transcript
+        ? await transcripts(
+            d.db,
+            page.map((r) => r.id),
+          )
+        : null;
       const sessions: Json[] = [];
       for (const r of page) {
         const s: Json = {
@@ -340,7 +345,7 @@ export function siTasks(d: SiDeps) {
           last_turn_at: r.last_turn_at.toISOString(),
         };
         if (r.end_reason) s.end_reason = r.end_reason;
-        if (input.include_transcript) s.transcript = await transcript(d.db, r.id);
+        if (turns) s.transcript = turns.get(r.id) ?? [];
         sessions.push(s);
       }
       const last = page.at(-1);

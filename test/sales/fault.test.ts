@@ -159,7 +159,9 @@ const HOURS = 8;
       spawnSender();
       // The receiver comes back only once a delivery has met the outage (a slow restart under load must not skip it).
       const failedAttempts = async () =>
-        (await seller.deployment.get(Database).query<{ n: number }>(sql`SELECT count(*)::int AS n FROM webhook_delivery_attempts WHERE status <> 'success'`))[0]!.n;
+        (
+          await seller.deployment.get(Database).query<{ n: number }>(sql`SELECT count(*)::int AS n FROM webhook_delivery_attempts WHERE status <> 'success'`)
+        )[0]!.n;
       for (let i = 0; i < 600 && (await failedAttempts()) === 0; i++) await sleep(50);
       server = Bun.serve({ port, hostname: '127.0.0.1', fetch: handler });
 

@@ -8,6 +8,7 @@ import { structuredFormatIds } from '../../lib/adcp/format-ids.ts';
 import type { SalesDeps } from './deps.ts';
 import { CHANNELS } from '../../lib/adcp/channels.ts';
 import { proposalAnswers, refineProposals, type ProposalAnswer } from './proposal-refine.ts';
+import { deferForcedRead, expireForcedRead, takeForcedArm } from './forced-arms.ts';
 
 const DELIVERY_TYPES = ['guaranteed', 'non_guaranteed'] as const;
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`));
@@ -123,13 +124,16 @@ export function getProductsTask(deps: SalesDeps) {
       'Products for a natural-language brief, ranked by relevance (buying_mode brief), or refined from earlier results (buying_mode refine: include, omit, more_like_this, ask; proposals: revise, omit, finalize), with filters, pricing options, forecasts and cursor pagination. A brief for an account also gets a draft proposal (a media plan to finalize and buy by proposal_id).',
     protocol: 'media_buy',
     input: getProductsInput,
-    async handler({ input, principal }) {
+    async handler({ input, principal, task }) {
       const mode = input.buying_mode ?? 'brief';
       if (mode === 'wholesale')
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'This seller has no wholesale feed; use buying_mode brief', { field: 'buying_mode' });
       // Products need no account (capabilities: required_for_products false); a named one must exist.
       const account = input.account ? await deps.accounts.resolve(deps.db, principal.orgId, input.account) : undefined;
       const accountKey = account?.account_id ?? '';
+      // A sandbox directive (comply_test_controller force_get_products_arm) answers this call submitted.
+      const forced = account?.sandbox ? await takeForcedArm(deps.db, principal.orgId, account.account_id, 'get_products') : undefined;
+      if (forced) return deferForcedRead(task, forced, deps.clock.now());
       const f = input.filters ?? {};
       const formatIds: FormatRef[] | undefined = f.format_ids ? structuredFormatIds(f.format_ids, 'filters.format_ids') : undefined;
       const deliveryTypes: DeliveryType[] | undefined = f.delivery_type ? [f.delivery_type] : input.preferred_delivery_types;
@@ -211,5 +215,6 @@ export function getProductsTask(deps: SalesDeps) {
       if (deps.options.sandbox) body.sandbox = true;
       return body;
     },
+    resume: expireForcedRead,
   });
 }

@@ -38,6 +38,8 @@ const SELLER_SCENARIOS = [
   'simulate_delivery',
   'simulate_budget_spend',
   'force_create_media_buy_arm',
+  'force_get_products_arm',
+  'force_task_completion',
 ];
 const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative'];
 const GOVERNANCE = ['check_governance', 'get_plan_audit_logs', 'report_plan_outcome', 'sync_plans'];
@@ -57,9 +59,9 @@ const TOOLS: Record<string, string[]> = {
 const SCENARIOS: Record<string, string[]> = {
   // The seller also serves the creative tasks: formats seeded per account too.
   sales: [...SELLER_SCENARIOS, 'seed_creative_format'],
-  signals: ['force_signal_activation_status'],
+  signals: ['force_signal_activation_status', 'force_get_signals_arm', 'force_task_completion'],
   governance: ['seed_plan', ...SELLER_SCENARIOS],
-  brand: ['force_session_status'],
+  brand: ['force_session_status', 'force_task_completion'],
 };
 
 // The preset's own plugin list, minus its storage entry (the test server adds an isolated one).

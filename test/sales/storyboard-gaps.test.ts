@@ -200,6 +200,49 @@ forEachDatabase<SalesWorld>(
       await c.close();
     });
 
+    test('force_get_products_arm: the next get_products under that account answers submitted; force_task_completion gives its result, once, to its caller only', async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      const account = { ...natural('forced-read.example'), sandbox: true };
+      const control = (scenario: string, params: Record<string, unknown>) => c.call('comply_test_controller', { scenario, params, account });
+      expect((await control('force_get_products_arm', { arm: 'submitted', task_id: 'task_products_later', message: 'Inventory review' })).body).toMatchObject({
+        success: true,
+        forced: { arm: 'submitted', task_id: 'task_products_later' },
+      });
+      const submitted = await c.call('get_products', { buying_mode: 'brief', brief: 'sports video', account });
+      expect(submitted.body).toMatchObject({ status: 'submitted', task_id: 'task_products_later', message: 'Inventory review' });
+      expect(bothVersionsErrors('media-buy/get-products-response.json', submitted.body)).toEqual([]);
+      // Consumed: the next call answers at once.
+      expect((await c.call('get_products', { buying_mode: 'brief', brief: 'sports video', account })).body.products.length).toBeGreaterThan(0);
+
+      // A result missing what a get_products response needs is refused; nothing changes.
+      expect((await control('force_task_completion', { task_id: 'task_products_later', result: { items: [] } })).body).toMatchObject({
+        success: false,
+        error: 'INVALID_PARAMS',
+      });
+      const other = await w.client('mcp', OTHER_TOKEN);
+      expect(
+        (
+          await other.call('comply_test_controller', {
+            scenario: 'force_task_completion',
+            params: { task_id: 'task_products_later', result: { products: [] } },
+          })
+        ).body,
+      ).toMatchObject({ success: false, error: 'NOT_FOUND' });
+      await other.close();
+      const result = { products: [], sandbox: true, note: 'kept as sent' };
+      const completed = await control('force_task_completion', { task_id: 'task_products_later', result });
+      expect(completed.body).toMatchObject({ success: true, previous_state: 'submitted', current_state: 'completed' });
+      expect(bothVersionsErrors('compliance/comply-test-controller-response.json', completed.body)).toEqual([]);
+      const polled = await c.call('get_task_status', { task_id: 'task_products_later' });
+      expect(polled.body).toMatchObject({ status: 'completed', task_type: 'get_products', result: { ...result, status: 'completed' } });
+      expect((await control('force_task_completion', { task_id: 'task_products_later', result })).body).toMatchObject({
+        success: false,
+        error: 'INVALID_STATE',
+      });
+      await c.close();
+    });
+
     // Storyboard media_buy_seller/refine_products names a product of another seller's catalog.
     test('refine: an unknown product is unable in its slot, the other entries still apply', async () => {
       const w = get();

@@ -35,7 +35,7 @@ export default definePlugin({
     let unfollow: (() => Promise<void>) | undefined;
     kernel.provide(Inventory, {
       search: (query) => inventory.search(query),
-      get: (ids) => inventory.get(ids),
+      get: (ids, viewer) => inventory.get(ids, viewer),
       forecast: forecastProduct,
     });
     controller?.register(...inventoryScenarios(db));

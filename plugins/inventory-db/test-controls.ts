@@ -74,8 +74,8 @@ function merged(productId: string, base: CatalogProduct | undefined, fx: Record<
  * Catalog fixtures of the official storyboards (`seed_product`, `seed_pricing_option`): upserts
  * into the sandbox deployment's catalog, announced like any catalog write so every instance's copy
  * reloads. Seeding is idempotent: the same fixture twice leaves one product. A caller seeds only
- * ids that are new or its own fixtures; the products are listed to every caller (the catalog
- * engine has no per-account visibility).
+ * ids that are new or its own fixtures; a fixture is shown and sold only to the caller who seeded it
+ * (the seller's own products, to everyone), so storyboards run side by side do not see each other's.
  */
 export function inventoryScenarios(db: DatabasePort): TestScenario[] {
   const write = (productId: string, owner: string, change: (base: CatalogProduct | undefined) => CatalogProduct) =>

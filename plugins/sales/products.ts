@@ -147,6 +147,7 @@ export function getProductsTask(deps: SalesDeps) {
         fixedPrice: f.is_fixed_price,
         limit: input.pagination?.max_results ?? 20,
         cursor: input.pagination?.cursor,
+        viewer: principal.orgId,
       };
       const applied: Json[] = [];
       let proposals: ProposalAnswer | undefined;
@@ -155,7 +156,7 @@ export function getProductsTask(deps: SalesDeps) {
         // Only proposals named: the answer's products are theirs.
         if (input.refine.every((r) => r.scope === 'proposal') && proposals.productIds.length) query.onlyIds = proposals.productIds;
         const named = input.refine.flatMap((r) => (r.scope === 'product' ? [r.product_id] : []));
-        const known = await deps.inventory.get(named);
+        const known = await deps.inventory.get(named, principal.orgId);
         const asks: string[] = [];
         input.refine.forEach((r, i) => {
           if (r.scope === 'proposal') {
@@ -203,7 +204,7 @@ export function getProductsTask(deps: SalesDeps) {
       if (account && !input.refine && !input.pagination?.cursor)
         proposals = await proposalAnswers(deps, principal.orgId, accountKey, page.products, input.brief, flight.start);
       const missing = (proposals?.productIds ?? []).filter((id) => !page.products.some((p) => p.product_id === id));
-      const extra = missing.length ? [...(await deps.inventory.get(missing)).values()] : [];
+      const extra = missing.length ? [...(await deps.inventory.get(missing, principal.orgId)).values()] : [];
       const body: Json = {
         products: [...page.products, ...extra].map((p) => renderProduct(deps, p, { budget, ...flight })),
         cache_scope: input.account ? 'account' : 'public',

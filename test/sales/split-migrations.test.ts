@@ -67,6 +67,7 @@ forEachDatabase<{ upgraded: DatabasePort; fresh: DatabasePort; drop: () => Promi
         'sales/3',
         'sales/4',
         'sales/5',
+        'sales/6',
       ]);
       const shapeFresh = await shape(fresh);
       expect(shapeFresh.length).toBeGreaterThan(100);

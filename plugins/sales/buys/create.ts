@@ -122,7 +122,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
       }
 
       const mediaBuyId = `mb_${ids.uuid7().replace(/-/g, '')}`;
-      const planned = await planPackages(deps, account.account_id, packages, 'packages', mediaBuyId, 0, input.total_budget?.currency ?? null, now);
+      const planned = await planPackages(deps, owner, account.account_id, packages, 'packages', mediaBuyId, 0, input.total_budget?.currency ?? null, now);
       const total = Math.round(planned.reduce((s, p) => s + p.row.budget, 0) * 100) / 100;
       if (input.total_budget && total > input.total_budget.amount) {
         throw new ProtocolError('INVALID_REQUEST', `total_budget.amount: the packages add up to ${total}, more than ${input.total_budget.amount}`, {

@@ -26,6 +26,7 @@ export interface PlannedPackage {
  */
 export async function planPackages(
   deps: SalesDeps,
+  owner: string,
   accountId: string,
   inputs: readonly PackageRequest[],
   field: string,
@@ -34,7 +35,7 @@ export async function planPackages(
   currency: string | null,
   now: Date,
 ): Promise<PlannedPackage[]> {
-  const products = await deps.inventory.get([...new Set(inputs.map((p) => p.product_id))]);
+  const products = await deps.inventory.get([...new Set(inputs.map((p) => p.product_id))], owner);
   const library = await deps.creatives.formatKeys(
     deps.db,
     accountId,

@@ -79,7 +79,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       const before = (await loadPackages(deps.db, [current.media_buy_id])).get(current.media_buy_id)!;
       // Catalog and creative-agent checks need the network or the pool: before the transaction.
       const planned = input.new_packages
-        ? await planPackages(deps, current.account_id, input.new_packages, 'new_packages', current.media_buy_id, before.length, current.currency, now)
+        ? await planPackages(deps, owner, current.account_id, input.new_packages, 'new_packages', current.media_buy_id, before.length, current.currency, now)
         : [];
 
       return deps.db.transaction(async (tx) => {

@@ -267,9 +267,12 @@ function eventSubject(e) {
   }
 }
 
-/** Agent names for event rows: one catalog page the caller may see (events name agents by URL). */
-function rememberAgentNames() {
-  return api('/api/registry/agents?limit=500')
+/** Agent names for event rows (events name agents by URL): one catalog page the caller may see, read only when a row needs a name not known yet. */
+let agentNamesRead = false;
+async function rememberAgentNames(events) {
+  if (agentNamesRead || !events.some((e) => e.payload && e.payload.agent_url && !agentCache.has(e.payload.agent_url))) return;
+  agentNamesRead = true;
+  await api('/api/registry/agents?limit=500')
     .then((r) => r.agents.forEach((a) => agentCache.has(a.url) || agentCache.set(a.url, a)))
     .catch(() => null);
 }
@@ -299,8 +302,8 @@ async function home() {
     api('/api/brands/registry?limit=1'),
     api('/api/properties/registry?limit=1&source=hosted'),
     api('/api/registry/feed/recent?limit=10').catch(() => ({ events: [] })),
-    rememberAgentNames(),
   ]);
+  await rememberAgentNames(recent.events);
   show(
     'Registry',
     h(
@@ -610,6 +613,7 @@ async function feed() {
     try {
       for (let i = 0; i < 20; i++) {
         const r = await api(`/api/registry/feed?limit=100${cursor ? `&cursor=${enc(cursor)}` : ''}`);
+        await rememberAgentNames(r.events);
         for (const e of r.events) events.prepend(eventRow(e));
         cursor = r.cursor;
         if (!r.has_more) break;
@@ -619,7 +623,6 @@ async function feed() {
       status.textContent = error.status === 410 ? 'The cursor expired; reload to start again.' : error.message;
     }
   };
-  await rememberAgentNames();
   show('Change feed', status, events);
   await poll();
   feedTimer = setInterval(poll, 5000);

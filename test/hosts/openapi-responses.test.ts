@@ -238,7 +238,7 @@ test('every endpoint answers what the document declares', async () => {
 
   // Feed and ownership.
   await get('/api/registry/feed', '/api/registry/feed?limit=5', t);
-  await get('/api/registry/feed/recent', '/api/registry/feed/recent?limit=5');
+  await get('/api/registry/feed/recent', '/api/registry/feed/recent?limit=5', t);
   await post('/api/ownership/challenge', { domain: 'owned.example' });
   await get('/api/ownership/status', '/api/ownership/status?domain=owned.example', t);
   const verify = await post('/api/ownership/verify', { domain: 'owned.example', method: 'http' });

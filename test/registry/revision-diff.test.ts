@@ -104,25 +104,27 @@ forEachDatabase(
       expect(props.changes.map((c: any) => `${c.change} ${c.path}`)).toContain('added authorized_agents[0].url');
     });
 
-    test('GET /api/registry/feed/recent: newest first, at most 20, anonymous sees public events', async () => {
+    test('GET /api/registry/feed/recent: newest first, at most 20, a credential required, each reader sees what the feed shows them', async () => {
       const { key } = await newKey(s().deployment, 'member', 'Dana Editor');
       for (const n of [1, 2, 3])
         await s().fetch('/api/brands/save', { method: 'POST', token: key, json: { domain: `recent-${n}.example`, brand_name: `Recent ${n}` } });
-      const res = await s().fetch('/api/registry/feed/recent?limit=2');
+      expect((await s().fetch('/api/registry/feed/recent?limit=2')).status).toBe(401);
+      const { key: other } = await newKey(s().deployment, 'member', 'Other Org');
+      const res = await s().fetch('/api/registry/feed/recent?limit=2', { token: key });
       expect(res.status).toBe(200);
       const body = (await res.json()) as any;
       expect(body.events.map((e: any) => e.payload.domain)).toEqual(['recent-3.example', 'recent-2.example']);
-      expect((await s().fetch('/api/registry/feed/recent?limit=21')).status).toBe(400);
-      // A members-only agent's event: members see it, anonymous callers do not.
+      expect((await s().fetch('/api/registry/feed/recent?limit=21', { token: key })).status).toBe(400);
+      // A private agent's event: its organization sees it, another member does not.
       const enrolled = await s().fetch('/api/registry/agents', {
         method: 'POST',
         token: key,
-        json: { url: 'https://members-only.example/mcp', name: 'Members only', type: 'sales', visibility: 'members_only' },
+        json: { url: 'https://private-one.example/mcp', name: 'Private one', type: 'sales', visibility: 'private' },
       });
       expect(enrolled.status).toBe(201);
-      const newest = async (token?: string) => ((await (await s().fetch('/api/registry/feed/recent?limit=1', { token })).json()) as any).events[0];
-      expect((await newest(key)).payload.agent_url).toBe('https://members-only.example/mcp');
-      expect((await newest()).payload.domain).toBe('recent-3.example');
+      const newest = async (token: string) => ((await (await s().fetch('/api/registry/feed/recent?limit=1', { token })).json()) as any).events[0];
+      expect((await newest(key)).payload.agent_url).toBe('https://private-one.example/mcp');
+      expect((await newest(other)).payload.domain).toBe('recent-3.example');
       expect((await s().fetch('/api/registry/feed')).status).toBe(401);
     });
   },

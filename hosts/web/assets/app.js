@@ -301,9 +301,11 @@ async function home() {
     api('/api/registry/stats'),
     api('/api/brands/registry?limit=1'),
     api('/api/properties/registry?limit=1&source=hosted'),
-    api('/api/registry/feed/recent?limit=10').catch(() => ({ events: [] })),
+    // Recent changes come from the feed, which needs a signed-in reader.
+    currentSession() ? api('/api/registry/feed/recent?limit=10').catch(() => ({ events: [] })) : null,
+
   ]);
-  await rememberAgentNames(recent.events);
+  if (recent) await rememberAgentNames(recent.events);
   show(
     'Registry',
     h(
@@ -315,8 +317,12 @@ async function home() {
       stat('Properties', stats.properties.active + hosted.stats.properties, '#/properties', `${stats.authorizations} authorizations`),
     ),
     h('h2', {}, 'Recent changes'),
-    recent.events.length ? h('ul', { class: 'list', id: 'recent' }, recent.events.map(eventRow)) : h('p', { class: 'muted' }, 'Nothing has changed yet.'),
-    h('p', { class: 'muted' }, currentSession() ? link('#/feed', 'Follow every change live in the feed.') : ['Sign in to follow every change live in the ', link('#/feed', 'feed'), '.']),
+    !recent
+      ? h('p', { class: 'muted', id: 'recent-signin' }, ['Sign in to see the latest changes and follow them in the ', link('#/feed', 'feed'), '.'])
+      : recent.events.length
+        ? h('ul', { class: 'list', id: 'recent' }, recent.events.map(eventRow))
+        : h('p', { class: 'muted' }, 'Nothing has changed yet.'),
+    recent ? h('p', { class: 'muted' }, link('#/feed', 'Follow every change live in the feed.')) : null,
   );
 }
 

@@ -5,7 +5,7 @@ import tasks from '../plugins/tasks/index.ts';
 import idempotency from '../plugins/idempotency/index.ts';
 import signals, { DEFAULT_SEED as SIGNALS_SEED } from '../plugins/signals/index.ts';
 import inventoryDb, { DEFAULT_SEED } from '../plugins/inventory-db/index.ts';
-import { CONFORMANCE_PRODUCTS, CONFORMANCE_SIGNALS } from '../plugins/test-agent/index.ts';
+import { CONFORMANCE_PRODUCTS, CONFORMANCE_SIGNALS, SANDBOX_LISTS, SANDBOX_PUBLISHERS } from '../plugins/test-agent/index.ts';
 import adServerSimulated from '../plugins/ad-server-simulated/index.ts';
 import { salesPlugins } from './sales.ts';
 import creative from '../plugins/creative/index.ts';
@@ -104,7 +104,8 @@ export default definePreset({
     testController({ enabled: true }),
     signals({ activationDelaySeconds: 5, seed: [SIGNALS_SEED, CONFORMANCE_SIGNALS] }),
     // The sandbox catalog plus the product the official storyboards buy when they name none.
-    inventoryDb({ seed: [DEFAULT_SEED, CONFORMANCE_PRODUCTS] }),
+    // Product fixtures the storyboards seed sell the test kits' outdoor publishers (their property lists name them).
+    inventoryDb({ seed: [DEFAULT_SEED, CONFORMANCE_PRODUCTS], fixturePublishers: SANDBOX_PUBLISHERS }),
     adServerSimulated(),
     governance(),
     // Property and collection lists on the governance agent (resolved through the registry where one is deployed).
@@ -116,6 +117,8 @@ export default definePreset({
       sandbox: true,
       minAudienceSize: 10,
       sandboxAccounts: [{ brand: { domain: 'acmeoutdoor.example' }, operator: 'pinnacle-agency.example' }],
+      // The test kits' property and collection lists, resolved without their (fictional) governance agent.
+      sandboxLists: SANDBOX_LISTS,
     }),
     // The registry's brand data (sandbox brands seeded at start) behind the brand tenant and brand-aware builds.
     rateLimit(),

@@ -74,6 +74,8 @@ export interface ProductQuery {
   limit: number;
   /** Opaque cursor from a previous page of the same query. */
   cursor?: string;
+  /** Only products selling inventory of one of these publishers (lowercase domains; a property list's). */
+  publisherDomains?: string[];
   /** The caller's organization: sandbox fixtures another caller seeded are not shown (undefined: an internal read, all are). */
   viewer?: string;
 }

@@ -18,6 +18,8 @@ interface Entry {
   formatKeys: string[];
   currencies: string[];
   hasFixedPrice: boolean;
+  /** The publishers whose inventory the product sells (lowercase domains). */
+  domains: string[];
   /** The caller who seeded this sandbox fixture (comply_test_controller seed_product); null: the seller's own product. */
   seededBy: string | null;
 }
@@ -49,6 +51,7 @@ export async function loadCatalog(db: Queryable): Promise<ProductCatalog> {
       currencies: r.currencies,
       hasFixedPrice: r.has_fixed_price,
       seededBy: r.seeded_by,
+      domains: [...new Set(r.publisher_properties.map((pp) => String((pp as { publisher_domain?: unknown }).publisher_domain ?? '').toLowerCase()))],
     }),
   );
   return {
@@ -101,6 +104,7 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery): ProductPage {
   const countries = setOf(q.countries);
   const formats = q.formatIds?.length ? new Set(q.formatIds.map(formatKey)) : null;
   const currencies = setOf(q.currencies);
+  const publishers = q.publisherDomains ? new Set(q.publisherDomains) : null;
 
   // Only what the page needs is kept in order (and one more, to tell whether more follow).
   const keep = offset + q.limit + 1;
@@ -119,6 +123,7 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery): ProductPage {
     if (countries && p.countries.length && !overlaps(p.countries, countries)) return;
     if (!overlaps(e.formatKeys, formats)) return;
     if (!overlaps(e.currencies, currencies)) return;
+    if (!overlaps(e.domains, publishers)) return;
     if (q.fixedPrice !== undefined && e.hasFixedPrice !== q.fixedPrice) return;
     let rank = scores ? scores.get(i)! : 0;
     if (similar) {

@@ -3,12 +3,13 @@ import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { DeliveryType, FormatRef, ProductQuery, RankedProduct } from '../../core/ports/inventory.ts';
 import { accountRef, brandRef, date, pagination, versionFields } from '../../lib/adcp/media-buy-fields.ts';
-import { money } from './schemas.ts';
+import { listRef, money } from './schemas.ts';
 import { structuredFormatIds } from '../../lib/adcp/format-ids.ts';
 import type { SalesDeps } from './deps.ts';
 import { CHANNELS } from '../../lib/adcp/channels.ts';
 import { proposalAnswers, refineProposals, type ProposalAnswer } from './proposal-refine.ts';
 import { deferForcedRead, expireForcedRead, takeForcedArm } from './forced-arms.ts';
+import { listDomains, listEntries } from './list-targeting.ts';
 
 const DELIVERY_TYPES = ['guaranteed', 'non_guaranteed'] as const;
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`));
@@ -56,7 +57,7 @@ export const getProductsInput = v.pipe(
         budget_range: v.optional(v.object({ min: v.optional(money), max: v.optional(money), currency: v.optional(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/))) })),
       }),
     ),
-    property_list: v.optional(v.record(v.string(), v.unknown())),
+    property_list: v.optional(listRef),
     fields: v.optional(v.pipe(v.array(v.string()), v.maxLength(60))),
     pagination,
   }),
@@ -148,6 +149,10 @@ export function getProductsTask(deps: SalesDeps) {
         limit: input.pagination?.max_results ?? 20,
         cursor: input.pagination?.cursor,
         viewer: principal.orgId,
+        // Only products of the publishers the buyer's property list names (property_list_applied).
+        ...(input.property_list
+          ? { publisherDomains: listDomains(await listEntries(deps, principal.orgId, 'property', input.property_list, 'property_list')) }
+          : {}),
       };
       const applied: Json[] = [];
       let proposals: ProposalAnswer | undefined;
@@ -212,7 +217,7 @@ export function getProductsTask(deps: SalesDeps) {
       };
       if (proposals?.proposals.length) body.proposals = proposals.proposals;
       if (applied.length) body.refinement_applied = applied;
-      if (input.property_list) body.property_list_applied = false;
+      if (input.property_list) body.property_list_applied = true;
       if (deps.options.sandbox) body.sandbox = true;
       return body;
     },

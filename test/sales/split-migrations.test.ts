@@ -68,6 +68,7 @@ forEachDatabase<{ upgraded: DatabasePort; fresh: DatabasePort; drop: () => Promi
         'sales/4',
         'sales/5',
         'sales/6',
+        'sales/7',
       ]);
       const shapeFresh = await shape(fresh);
       expect(shapeFresh.length).toBeGreaterThan(100);

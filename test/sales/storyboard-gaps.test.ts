@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { expect, test } from 'bun:test';
 import testController from '../../plugins/test-controller/index.ts';
 import { forEachDatabase } from '../support/db.ts';
@@ -18,7 +19,7 @@ forEachDatabase<SalesWorld>(
   (adapter, schema) =>
     startSalesWorld(adapter, schema, {
       env: { PROTOCOL_NAMESPACE: 'adcp' },
-      sales: { sandbox: true, sandboxAccounts: [STARTER] },
+      sales: { sandbox: true, sandboxAccounts: [STARTER], sandboxLists: join(import.meta.dir, '../fixtures/sandbox-lists.json') },
       extra: [testController({ enabled: true })],
     }),
   (w) => w.close(),
@@ -263,7 +264,7 @@ forEachDatabase<SalesWorld>(
     });
 
     // Storyboard media_buy_seller/inventory_list_targeting.
-    test('targeting_overlay list references are kept with the package (tokens dropped), shown back, and replaced by update', async () => {
+    test('targeting_overlay list references (pinned sandbox lists) are kept with the package (tokens dropped), shown back, and replaced by update', async () => {
       const w = get();
       const c = await w.client('mcp');
       const ref = (list_id: string) => ({ agent_url: 'https://governance.pinnacle-agency.example', list_id });
@@ -292,9 +293,19 @@ forEachDatabase<SalesWorld>(
       const updated = await c.call('update_media_buy', {
         idempotency_key: key('lists'),
         media_buy_id: id,
-        packages: [{ package_id: created.body.packages[0].package_id, targeting_overlay: { property_list: ref('no_match_v1') } }],
+        packages: [{ package_id: created.body.packages[0].package_id, targeting_overlay: { property_list: ref('allow_v2') } }],
       });
       expect(updated.ok).toBe(true);
+      expect(await read()).toEqual({ property_list: ref('allow_v2') });
+      // A list naming none of the package's publishers is taken with a note: the package will deliver nothing.
+      const nowhere = await c.call('update_media_buy', {
+        idempotency_key: key('lists'),
+        media_buy_id: id,
+        packages: [{ package_id: created.body.packages[0].package_id, targeting_overlay: { property_list: ref('no_match_v1') } }],
+      });
+      expect(nowhere.ok).toBe(true);
+      expect(nowhere.body.message).toContain('will deliver nothing');
+      expect(bothVersionsErrors('media-buy/update-media-buy-response.json', nowhere.body)).toEqual([]);
       expect(await read()).toEqual({ property_list: ref('no_match_v1') });
       const bad = await c.call('update_media_buy', {
         idempotency_key: key('lists'),

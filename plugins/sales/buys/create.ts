@@ -230,6 +230,8 @@ export function createMediaBuyTask(deps: SalesDeps) {
         ),
         ...(input.proposal_id ? { proposal_id: input.proposal_id } : {}),
         ...(idempotency.key ? { idempotency_key: idempotency.key } : {}),
+        // Packages booked whose targeting leaves no inventory (their property lists name none of their publishers).
+        ...(planned.some((p) => p.note) ? { message: planned.flatMap((p) => (p.note ? [p.note] : [])).join(' ') } : {}),
       };
     },
     async resume({ state, clock, reschedule }) {

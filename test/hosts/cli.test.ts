@@ -104,7 +104,9 @@ for (const adapter of adapterNames()) {
           LOG_FORMAT: 'json',
         });
         expect(code).toBe(1);
-        expect(stderr.trim().split('\n')).toEqual([`error: port ${holder.port} is already in use on 127.0.0.1: stop the other server or set PORT to a free port`]);
+        expect(stderr.trim().split('\n')).toEqual([
+          `error: port ${holder.port} is already in use on 127.0.0.1: stop the other server or set PORT to a free port`,
+        ]);
         expect(stdout).not.toContain('deployment started');
         expect(await migrated(adapter, storage, schema)).toBe(false);
       } finally {

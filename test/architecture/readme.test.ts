@@ -24,7 +24,7 @@ test('in every shell block, the admin commands (users included) come before the 
   expect(withBoth.length).toBeGreaterThanOrEqual(2);
   for (const b of withBoth) {
     const start = b.findIndex((l) => /bun run start\b/.test(l));
-    const lastAdmin = b.findLastIndex((l) => /bun run admin\b/.test(l));
+    const lastAdmin = b.length - 1 - [...b].reverse().findIndex((l) => /bun run admin\b/.test(l));
     expect(lastAdmin).toBeLessThan(start);
   }
   // The first session and the trial both create a user who can sign in.

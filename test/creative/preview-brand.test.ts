@@ -104,7 +104,7 @@ forEachDatabase(
         const logo = banner.locator('img[data-role="logo"]');
         await logo.evaluate((el: HTMLImageElement) => el.decode());
         expect(await logo.evaluate((el: HTMLImageElement) => el.naturalWidth)).toBe(120);
-        const text = (await banner.innerText()).replace(/\s+/g, ' ');
+        const text = ((await banner.textContent()) ?? '').replace(/\s+/g, ' ');
         expect(text.split(HEADLINE).length - 1).toBe(1);
         const band = banner.locator('[data-role="sponsor"]').locator('..');
         expect(await band.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe(AMBER);

@@ -3,19 +3,33 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { forEachDatabase } from '../support/db.ts';
+import { startServer, type TestServer } from '../support/server.ts';
 import { OTHER_TOKEN, startSignalsServer, TOKEN, type SignalsServer } from '../agents/fixture.ts';
+import auth from '../../plugins/auth/index.ts';
+import tasks from '../../plugins/tasks/index.ts';
+import idempotency from '../../plugins/idempotency/index.ts';
+import mcpHost from '../../hosts/mcp/index.ts';
 
-/** Each activation needs a target the signal is not yet live on. */
-const TARGETS = ['the-trade-desk', 'amazon-dsp', 'dv360', 'xandr'].flatMap((platform) =>
-  ['sig_travel_cruise_intenders', 'sig_auto_intenders_suv'].map((signal) => ({ signal, platform })),
-);
+/** Each activation needs a target the signal is deployable to and not yet live on. */
+const TARGETS = [
+  ...['the-trade-desk', 'dv360', 'xandr', 'amazon-dsp'].map((platform) => ({ signal: 'sig_travel_cruise_intenders', platform })),
+  ...['the-trade-desk', 'yahoo-dsp', 'xandr', 'amazon-dsp'].map((platform) => ({ signal: 'sig_auto_intenders_suv', platform })),
+];
 
 /** The MCP TypeScript SDK's own client over Streamable HTTP on loopback. */
-async function connect(s: SignalsServer, token: string): Promise<Client> {
+async function connect(s: SignalsServer | TestServer, token: string): Promise<Client> {
   const client = new Client({ name: 'mcp-tasks-test', version: '1.0.0' });
   const headers = { authorization: `Bearer ${token}` };
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${s.server.base}/mcp`), { requestInit: { headers } }));
+  const base = 'runDue' in s ? s.server.base : s.base;
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers } }));
   return client;
+}
+
+interface Instances {
+  /** The signals agent (its worker off: tests run due steps). */
+  s: SignalsServer;
+  /** A second instance on the same database that only serves MCP, waiting at most 300 ms in tasks/result. */
+  other: TestServer;
 }
 
 /** An activation answered `submitted` (deferred): the task id the AdCP answer names. */
@@ -29,11 +43,24 @@ async function deferred(client: Client, key: string, target: { signal: string; p
   return result.structuredContent.task_id;
 }
 
-forEachDatabase(
+forEachDatabase<Instances>(
   'MCP tasks (SDK client)',
-  async (adapter, schema) => startSignalsServer(adapter, schema),
-  async (s) => s.server.close(),
-  (get) => {
+  async (adapter, schema) => {
+    const s = await startSignalsServer(adapter, schema);
+    const other = await startServer(adapter, schema, [
+      auth({ testTokens: [{ token: TOKEN }, { token: OTHER_TOKEN, name: 'other' }] }),
+      tasks({ worker: false }),
+      idempotency(),
+      mcpHost({ taskResultWaitMs: 300 }),
+    ]);
+    return { s, other };
+  },
+  async ({ s, other }) => {
+    await other.close();
+    await s.server.close();
+  },
+  (instances) => {
+    const get = () => instances().s;
     test('initialize advertises tasks/list and tasks/cancel, not task-augmented calls', async () => {
       const client = await connect(get(), TOKEN);
       expect(client.getServerCapabilities()?.tasks).toEqual({ list: {}, cancel: {} });
@@ -94,6 +121,21 @@ forEachDatabase(
       await expect(other.experimental.tasks.cancelTask(taskId)).rejects.toThrow(/not found/);
       expect(await owner.experimental.tasks.getTask(taskId)).toMatchObject({ status: 'working' });
       await other.close();
+      await owner.close();
+    });
+
+    test('another instance answers for the task; a task still running past the wait is an error telling the client to poll', async () => {
+      const owner = await connect(get(), TOKEN);
+      const taskId = await deferred(owner, 'mcp-tasks-instance-01', TARGETS[5]!);
+      const elsewhere = await connect(instances().other, TOKEN);
+      expect(await elsewhere.experimental.tasks.getTask(taskId)).toMatchObject({ taskId, status: 'working' });
+      await expect(elsewhere.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)).rejects.toThrow(/still working: poll tasks\/get/);
+      // The step runs on the first instance; the second one's tasks/result sees it end in the database.
+      const pending = elsewhere.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+      await get().runDue();
+      expect(((await pending) as any).structuredContent.deployments[0].is_live).toBe(true);
+      expect((await elsewhere.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).toContain(taskId);
+      await elsewhere.close();
       await owner.close();
     });
 

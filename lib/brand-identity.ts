@@ -1,4 +1,5 @@
 import type { BrandIdentity } from '../core/ports/brand-lookup.ts';
+import type { BrandProfile } from '../core/ports/brand-profiles.ts';
 
 const HEX = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 
@@ -51,4 +52,23 @@ export function fontFamilies(value: unknown): BrandIdentity['fonts'] | undefined
     if (family) fonts[role] = family;
   }
   return Object.keys(fonts).length ? fonts : undefined;
+}
+
+/**
+ * A creative's view of a brand profile: colours, the logo made for light backgrounds (banners are drawn on the
+ * brand's colours, previews on white) else the first, font families and tagline.
+ */
+export function identityFromProfile(profile: BrandProfile): BrandIdentity {
+  const { primary, secondary, accent } = profile.colors;
+  const colors = Object.fromEntries(Object.entries({ primary, secondary, accent }).filter(([, hex]) => hex)) as BrandIdentity['colors'];
+  const logo = profile.logos.find((l) => l.background !== 'dark-bg' && (l.variant ?? 'primary') === 'primary') ?? profile.logos[0];
+  const fonts = fontFamilies(profile.fonts);
+  return {
+    domain: profile.domain,
+    name: profile.name,
+    colors,
+    ...(logo ? { logo_url: logo.url } : {}),
+    ...(fonts ? { fonts } : {}),
+    ...(profile.tagline ? { tagline: profile.tagline } : {}),
+  };
 }

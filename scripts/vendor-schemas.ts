@@ -14,6 +14,12 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { exitOnHelp } from '../lib/cli.ts';
+
+exitOnHelp(`usage: bun scripts/vendor-schemas.ts [reference dir]   (default test/fixtures/adcp/schemas)
+
+Copies the published AdCP JSON schemas a deployment needs at run time into lib/registry-documents/schemas and
+lib/adcp/schemas, without their prose.`);
 
 const VERSION = '3.1.19';
 const VERSIONS = ['3.0.6', '3.1.19'] as const;

@@ -59,7 +59,7 @@ export default definePreset({
     ...salesPlugins({ sandbox: true, minAudienceSize: 10 }),
     brandAgent({ brands: SANDBOX_BRANDS, si: { mount: '/brand' } }),
     // Rights licensing of the sandbox brands on the brand agent (get_rights, acquire_rights...).
-    brandRights({ rights: SANDBOX_RIGHTS, mount: '/brand' }),
+    brandRights({ brands: SANDBOX_BRANDS, rights: SANDBOX_RIGHTS, mount: '/brand' }),
     testAgent({ tenants: TENANTS }),
     signerKeyring(),
     signerHmacLegacy(),

@@ -124,7 +124,7 @@ export default definePreset({
     registryBrands(),
     brandAgent({ brands: SANDBOX_BRANDS, si: { mount: '/brand', offerings: SI_OFFERINGS } }),
     // Rights licensing of the sandbox brands (specialism brand-rights on /brand), governed accounts checked with the governance plugin.
-    brandRights({ rights: SANDBOX_RIGHTS, mount: '/brand' }),
+    brandRights({ brands: SANDBOX_BRANDS, rights: SANDBOX_RIGHTS, mount: '/brand' }),
     // Push notifications: RFC 9421 signed (Ed25519 key generated on first start, JWKS at
     // /.well-known/jwks.json), legacy HMAC/Bearer when a registration asks for it; delivered
     // from the database outbox through the SSRF-guarded crawler.

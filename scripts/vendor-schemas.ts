@@ -40,6 +40,7 @@ const REQUESTS = [
   'brand/acquire-rights-request.json',
   'brand/update-rights-request.json',
   'brand/creative-approval-request.json',
+  'brand/search-brands-request.json',
   'account/sync-governance-request.json',
   'sponsored-intelligence/si-get-offering-request.json',
   'sponsored-intelligence/si-initiate-session-request.json',

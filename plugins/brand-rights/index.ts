@@ -17,10 +17,18 @@ import { updateRightsTask } from './update-rights.ts';
 import { creativeApprovalTask } from './creative-approval.ts';
 import { syncGovernanceTask } from './sync-governance.ts';
 import { forceRightsRevoked } from './revocation.ts';
+import { searchBrandsTask, type RosterBrand } from './search-brands.ts';
+import { BrandProfiles } from '../../core/ports/brand-profiles.ts';
+import { domainSchema } from '../../lib/domain.ts';
 
 export { SANDBOX_RIGHTS } from './catalog.ts';
 
 const options = v.object({
+  /** The brands on this agent's roster (search_brands): a registry domain, optionally with its brand.json brand id. */
+  brands: v.optional(
+    v.array(v.union([domainSchema(), v.object({ domain: domainSchema(), brand_id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))) })])),
+    [],
+  ),
   /** The licensable rights of the brands this agent represents, with their pricing options. */
   rights: v.optional(v.array(rightOption), []),
   /** Where the brand agent is mounted below the public URL (the test agent's `/brand`), for the URL rights constraints name. */
@@ -31,7 +39,8 @@ const options = v.object({
  * Brand rights on the brand agent: `get_rights` (the catalog's rights covering the requested uses,
  * with pricing options), `acquire_rights` (grants per account; a governed account's governance
  * agent is asked first through the Governance port), `update_rights`, `creative_approval`,
- * `sync_governance` (who governs an account's licences), and revocations pushed to the buyer's
+ * `sync_governance` (who governs an account's licences), `search_brands` (the roster, from the registry's
+ * brand data through BrandProfiles), and revocations pushed to the buyer's
  * revocation_webhook through the webhook outbox (signed). The grants table is this plugin's.
  */
 export default definePlugin({
@@ -40,13 +49,14 @@ export default definePlugin({
     db: Database,
     clock: Clock,
     tasks: Tasks,
+    profiles: optional(BrandProfiles),
     governance: optional(Governance),
     outbox: optional(WebhookOutbox),
     controller: optional(TestController),
   },
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, clock, tasks, governance, outbox, controller }, kernel) {
+  init({ db, clock, tasks, profiles, governance, outbox, controller }, kernel) {
     const o = kernel.options;
     const catalog: Right[] = o.rights;
     const seen = new Set<string>();
@@ -60,6 +70,8 @@ export default definePlugin({
     const agentUrl = `${(kernel.config.server.publicUrl ?? `http://localhost:${kernel.config.server.port}`).replace(/\/+$/, '')}${o.mount}`;
     const deps: RightsDeps = { db, catalog, governance, outbox, agentUrl };
     tasks.add(getRightsTask(deps), acquireRightsTask(deps), updateRightsTask(deps), creativeApprovalTask(deps), syncGovernanceTask(deps));
+    const roster: RosterBrand[] = o.brands.map((b) => (typeof b === 'string' ? { domain: b } : b));
+    if (roster.length) tasks.add(searchBrandsTask(roster, catalog, profiles, kernel.logger));
     const types = [...new Set(catalog.map((r) => r.right_type))];
     const uses = [...new Set(catalog.flatMap((r) => r.available_uses))];
     tasks.declareCapability({

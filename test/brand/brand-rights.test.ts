@@ -1,4 +1,7 @@
 import { expect, test } from 'bun:test';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import { adcpRequestSchema } from '../../lib/adcp/request-schemas.ts';
 import { Clock, ManualClock } from '../../core/ports/clock.ts';
 import { Database } from '../../core/ports/database.ts';
 import { sql } from '../../core/sql.ts';
@@ -9,6 +12,11 @@ import idempotency from '../../plugins/idempotency/index.ts';
 import governance from '../../plugins/governance/index.ts';
 import brandRights, { SANDBOX_RIGHTS } from '../../plugins/brand-rights/index.ts';
 import testController from '../../plugins/test-controller/index.ts';
+import registryBrands from '../../plugins/registry-brands/index.ts';
+import rateLimit from '../../plugins/rate-limit/index.ts';
+import { BrandJsonRecords } from '../../core/ports/authoritative-records.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
@@ -31,6 +39,10 @@ const T0 = new Date('2026-03-02T00:00:00.000Z');
 const POLL_MS = 500;
 const ACME = { brand: { domain: 'acmeoutdoor.example' }, operator: 'pinnacle-agency.example' };
 const B = (f: string) => `brand/${f}.json`;
+const ROSTER = [
+  { domain: 'acme-outdoor.example', brand_id: 'acme_outdoor' },
+  { domain: 'nimbus-cola.example', brand_id: 'nimbus_cola' },
+];
 
 interface World {
   server: TestServer;
@@ -91,7 +103,9 @@ forEachDatabase<World>(
         idempotency(),
         testController({ enabled: true }),
         governance(),
-        brandRights({ rights: SANDBOX_RIGHTS }),
+        rateLimit(),
+        registryBrands(),
+        brandRights({ brands: ROSTER, rights: SANDBOX_RIGHTS }),
         signerKeyring(),
         crawlerHttp(),
         webhooks({ outbox: { pollMs: POLL_MS } }),
@@ -101,6 +115,10 @@ forEachDatabase<World>(
       ],
       { env: { PROTOCOL_NAMESPACE: 'adcp', DEV_LOOPBACK_WEBHOOKS: 'true' }, overrides: [[Clock, clock]], timers },
     );
+    // The roster's identities in the registry: the test agent's sandbox brand.json documents.
+    const documents = JSON.parse(readFileSync(join(import.meta.dir, '../../plugins/test-agent/sandbox-brands.json'), 'utf8'));
+    const records = server.deployment.get(BrandJsonRecords);
+    for (const { domain } of ROSTER) await server.deployment.get(Database).transaction((tx) => records.record(tx, domain, documents[domain]));
     return { server, clock, timers, schema, sink: startSink() };
   },
   async (w) => {
@@ -170,6 +188,36 @@ forEachDatabase<World>(
         await c.close();
       });
     }
+
+    test('search_brands finds roster brands by their registry identity, with a rights summary; bad input is a 400', async () => {
+      const c = restClient(get().server, TOKEN);
+      const all = await c.call('search_brands', { query: 'brands', context: { correlation_id: 'search' } });
+      expect(all.ok).toBe(true);
+      expect(bothVersionsErrors(B('search-brands-response'), all.body)).toEqual([]);
+      expect(all.body.brands.map((b: any) => b.brand_id)).toEqual(['acme_outdoor', 'nimbus_cola']);
+      expect(all.body.context).toEqual({ correlation_id: 'search' });
+      const drink = await c.call('search_brands', { query: 'a sparkling soft drink' });
+      expect(bothVersionsErrors(B('search-brands-response'), drink.body)).toEqual([]);
+      expect(drink.body.brands).toHaveLength(1);
+      expect(drink.body.brands[0]).toMatchObject({
+        brand_id: 'nimbus_cola',
+        house: { domain: 'nimbus-cola.example', name: 'Nimbus Beverages (sandbox)' },
+        rights: { available_uses: ['sync', 'background_music', 'commercial'] },
+      });
+      const inCanada = await c.call('search_brands', { query: 'gear', countries: ['CA'], industries: ['retail'] });
+      expect(inCanada.body.brands.map((b: any) => b.brand_id)).toEqual(['acme_outdoor']);
+      expect(inCanada.body.brands[0].rights.countries).toEqual(['US', 'CA']);
+      const page = await c.call('search_brands', { query: 'brands', pagination: { max_results: 1 } });
+      expect(page.body.pagination).toEqual({ has_more: true, total_count: 2, cursor: 'o1' });
+      const next = await c.call('search_brands', { query: 'brands', pagination: { max_results: 1, cursor: 'o1' } });
+      expect(next.body.brands.map((b: any) => b.brand_id)).toEqual(['nimbus_cola']);
+      for (const bad of [{}, { query: 'x', countries: [] }, { query: 'x', pagination: { cursor: 'bogus' } }]) {
+        const r = await c.call('search_brands', bad);
+        expect(r.ok).toBe(false);
+        expect(r.body.errors[0].code).toBe('INVALID_REQUEST');
+        expect(bothVersionsErrors(B('search-brands-response'), r.body)).toEqual([]);
+      }
+    });
 
     test('acquire_rights refuses bad input, past dates and unknown references with a 4xx, writing nothing', async () => {
       const w = get();
@@ -348,3 +396,29 @@ forEachDatabase<World>(
     });
   },
 );
+
+test('the vendored request schemas the rights tools publish judge requests as the published 3.1.19 ones do', () => {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  addFormats(ajv);
+  const samples: Record<string, unknown[]> = {
+    'brand/get-rights-request.json': [{ query: 'x', uses: ['commercial'] }, { query: 'x', uses: [] }, { uses: ['commercial'] }],
+    'brand/acquire-rights-request.json': [acquire(), acquire({ campaign: { uses: ['commercial'] } }), acquire({ revocation_webhook: undefined })],
+    'brand/update-rights-request.json': [{ rights_id: 'g', idempotency_key: key(), paused: true }, { rights_id: 'g' }],
+    'brand/search-brands-request.json': [{ query: 'x' }, { query: 'x', countries: [] }, {}],
+    'brand/creative-approval-request.json': [{ rights_id: 'g', creative_url: 'https://x.example/a.png', idempotency_key: key() }, { rights_id: 'g' }],
+    'account/sync-governance-request.json': [
+      {
+        idempotency_key: key(),
+        accounts: [{ account: ACME, governance_agents: [{ url: 'https://g.example', authentication: { schemes: ['Bearer'], credentials: 'c'.repeat(32) } }] }],
+      },
+      { idempotency_key: key(), accounts: [] },
+    ],
+  };
+  for (const [file, list] of Object.entries(samples)) {
+    const validate = ajv.compile(adcpRequestSchema(file));
+    for (const sample of list) {
+      const clean = JSON.parse(JSON.stringify(sample));
+      expect({ file, ok: validate(clean) }).toEqual({ file, ok: schemaErrors(file, clean).length === 0 });
+    }
+  }
+});

@@ -7,7 +7,8 @@ import type { RightsDeps } from './deps.ts';
 import { consultGovernance } from './governance.ts';
 import { renderConstraint, renderCredentials } from './render.ts';
 import { type AccountRef, accountRef, brandRef, countries, date, entityId, nonEmpty, pushConfig, rightUses, versionFields } from './schemas.ts';
-import { insertGrant, type GrantRow, type Terms } from './store.ts';
+import { grantById, insertGrant, updateGrant, type GrantRow, type Terms } from './store.ts';
+import type { Queryable } from '../../core/ports/database.ts';
 
 export const campaign = v.looseObject(
   {
@@ -70,7 +71,7 @@ export function acquireRightsTask(deps: RightsDeps) {
       /** The governance plan that funds the licence (as create_media_buy's plan_id); required when the account is governed. */
       plan_id: v.optional(entityId),
     }),
-    async handler({ input, principal, clock, ids }) {
+    async handler({ input, principal, clock, ids, task }) {
       const { right, option } = lookup(deps, input.rights_id, input.pricing_option_id);
       const c = input.campaign;
       const today = clock.now().toISOString().slice(0, 10);
@@ -152,21 +153,61 @@ export function acquireRightsTask(deps: RightsDeps) {
         created_at: now,
         updated_at: now,
       };
-      await deps.db.transaction(async (tx) => {
+      const write = async (tx: Queryable) => {
         grant.account_id = (await resolveAccount(tx, { clock, ids }, owner, ref)).account_id;
         await insertGrant(tx, grant);
-      });
-      const body: Json = {
-        rights_id: grant.grant_id,
-        rights_status: 'acquired',
-        brand_id: right.brand_id,
-        terms: terms as unknown as Json,
-        generation_credentials: renderCredentials(grant),
-        rights_constraint: renderConstraint(grant, right, deps.agentUrl),
       };
-      if (right.content_restrictions?.length) body.restrictions = right.content_restrictions;
-      if (c.uses.includes('ai_generated_image')) body.disclosure = { required: true, text: `AI-generated content licensed from ${right.name.split(':')[0]}` };
-      return body;
+      if (right.approval_required) {
+        // The rights holder reviews first: the call answers `submitted` (the pending_approval arm) and
+        // completes, through get_task_status or push_notification_config, with the grant once approved.
+        grant.status = 'pending_approval';
+        return task.defer({
+          status: 'submitted',
+          message: `Awaiting the approval of the rights holder of ${right.name}`,
+          partial: {
+            rights_id: grant.grant_id,
+            rights_status: 'pending_approval',
+            brand_id: right.brand_id,
+            estimated_response_time: `PT${deps.approvalDelaySeconds}S`,
+          },
+          state: { grant_id: grant.grant_id },
+          runAt: new Date(now.getTime() + deps.approvalDelaySeconds * 1000),
+          within: write,
+        });
+      }
+      await deps.db.transaction(write);
+      return acquiredBody(deps, grant, right);
+    },
+    async resume({ state, clock }) {
+      const grantId = state.grant_id as string;
+      return deps.db.transaction(async (tx) => {
+        const grant = await grantById(tx, grantId);
+        if (!grant) throw new ProtocolError('REFERENCE_NOT_FOUND', `Rights grant ${grantId} no longer exists`, { status: 404 });
+        const right = deps.catalog.find((r) => r.rights_id === grant.rights_id);
+        if (grant.status === 'revoked' || !right)
+          return { rights_id: grant.grant_id, rights_status: 'rejected', brand_id: grant.brand_id, reason: grant.revoked_reason ?? 'The right was withdrawn' };
+        if (grant.status === 'pending_approval') {
+          grant.status = 'acquired';
+          await updateGrant(tx, { ...grant, updated_at: clock.now() });
+        }
+        return acquiredBody(deps, grant, right);
+      });
     },
   });
+}
+
+/** The `acquired` arm of acquire-rights-response for a grant. */
+function acquiredBody(deps: RightsDeps, grant: GrantRow, right: Right): Json {
+  const body: Json = {
+    rights_id: grant.grant_id,
+    rights_status: 'acquired',
+    brand_id: right.brand_id,
+    terms: grant.terms as unknown as Json,
+    generation_credentials: renderCredentials(grant),
+    rights_constraint: renderConstraint(grant, right, deps.agentUrl),
+  };
+  if (right.content_restrictions?.length) body.restrictions = right.content_restrictions;
+  if (grant.terms.uses.includes('ai_generated_image'))
+    body.disclosure = { required: true, text: `AI-generated content licensed from ${right.name.split(':')[0]}` };
+  return body;
 }

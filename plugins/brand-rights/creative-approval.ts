@@ -38,6 +38,7 @@ export function creativeApprovalTask(deps: RightsDeps) {
       if (input.creative_id) base.creative_id = input.creative_id;
       let decision: { status: 'approved' | 'rejected' | 'pending_review'; reason?: string };
       if (grant.status === 'revoked') decision = { status: 'rejected', reason: `The licence was revoked: ${grant.revoked_reason ?? 'no reason given'}` };
+      else if (grant.status === 'pending_approval') decision = { status: 'rejected', reason: "The licence awaits the rights holder's approval" };
       else if (grant.paused) decision = { status: 'rejected', reason: 'The licence is paused; resume it with update_rights' };
       else if (grant.terms.end_date && grant.terms.end_date < today) decision = { status: 'rejected', reason: `The licence ended on ${grant.terms.end_date}` };
       else if (right?.approval_required) decision = { status: 'pending_review' };

@@ -12,6 +12,8 @@ export interface RightsDeps {
   governance?: GovernancePort;
   /** Revocation notifications; without it revocations are recorded but not pushed. */
   outbox?: WebhookOutboxPort;
+  /** How long the (sandbox) rights holder takes to approve a right with approval_required. */
+  approvalDelaySeconds: number;
   /** This agent's public URL (rights_constraint.rights_agent.url, governance `caller`). */
   agentUrl: string;
 }

@@ -31,6 +31,8 @@ const options = v.object({
   ),
   /** The licensable rights of the brands this agent represents, with their pricing options. */
   rights: v.optional(v.array(rightOption), []),
+  /** Rights with approval_required: the (sandbox) rights holder approves this long after acquire_rights, which answers `submitted` until then. */
+  approvalDelaySeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(30 * 86_400)), 5),
   /** Where the brand agent is mounted below the public URL (the test agent's `/brand`), for the URL rights constraints name. */
   mount: v.optional(v.pipe(v.string(), v.regex(/^(\/[a-z0-9-]+)*$/, 'must be a path such as /brand')), ''),
 });
@@ -68,7 +70,7 @@ export default definePlugin({
           throw new ConfigError(`plugins.brand-rights.rights.${i}.pricing_options: ${p.pricing_option_id} licenses a use the right does not offer`);
     }
     const agentUrl = `${(kernel.config.server.publicUrl ?? `http://localhost:${kernel.config.server.port}`).replace(/\/+$/, '')}${o.mount}`;
-    const deps: RightsDeps = { db, catalog, governance, outbox, agentUrl };
+    const deps: RightsDeps = { db, catalog, governance, outbox, agentUrl, approvalDelaySeconds: o.approvalDelaySeconds };
     tasks.add(getRightsTask(deps), acquireRightsTask(deps), updateRightsTask(deps), creativeApprovalTask(deps), syncGovernanceTask(deps));
     const roster: RosterBrand[] = o.brands.map((b) => (typeof b === 'string' ? { domain: b } : b));
     if (roster.length) tasks.add(searchBrandsTask(roster, catalog, profiles, kernel.logger));

@@ -21,7 +21,7 @@ export interface GrantRow {
   owner: string;
   rights_id: string;
   brand_id: string;
-  status: 'acquired' | 'revoked';
+  status: 'pending_approval' | 'acquired' | 'revoked';
   paused: boolean;
   terms: Terms;
   countries: string[] | null;
@@ -46,6 +46,12 @@ export async function grantOf(q: Queryable, owner: string, grantId: string, lock
   const rows = lock
     ? await q.query<GrantRow>(sql`SELECT * FROM brand_rights_grants WHERE owner = ${owner}::text AND grant_id = ${grantId}::text FOR UPDATE`)
     : await q.query<GrantRow>(sql`SELECT * FROM brand_rights_grants WHERE owner = ${owner}::text AND grant_id = ${grantId}::text`);
+  return rows[0] ?? null;
+}
+
+/** A grant by id, whoever owns it (the asynchronous acquisition step reads the grant its task created). */
+export async function grantById(q: Queryable, grantId: string): Promise<GrantRow | null> {
+  const rows = await q.query<GrantRow>(sql`SELECT * FROM brand_rights_grants WHERE grant_id = ${grantId}::text`);
   return rows[0] ?? null;
 }
 

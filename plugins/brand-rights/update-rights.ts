@@ -61,6 +61,11 @@ export function updateRightsTask(deps: RightsDeps) {
       const { input, clock } = ctx;
       const tx = ctx.tx ?? deps.db;
       const grant = await ownGrant(deps, tx, ctx, input.rights_id, input.account);
+      if (grant.status === 'pending_approval')
+        throw new ProtocolError('INVALID_STATE', `Rights grant ${grant.grant_id} awaits the rights holder's approval; change it once acquired`, {
+          status: 409,
+          field: 'rights_id',
+        });
       if (grant.status === 'revoked')
         throw new ProtocolError(
           'INVALID_STATE',

@@ -5,6 +5,7 @@ import { adcpRequestSchema } from '../../lib/adcp/request-schemas.ts';
 import { Clock, ManualClock } from '../../core/ports/clock.ts';
 import { Database } from '../../core/ports/database.ts';
 import { sql } from '../../core/sql.ts';
+import { TaskStore } from '../../core/ports/tasks.ts';
 import { ManualTimers } from '../../core/scheduler.ts';
 import auth from '../../plugins/auth/index.ts';
 import tasks from '../../plugins/tasks/index.ts';
@@ -105,7 +106,7 @@ forEachDatabase<World>(
         governance(),
         rateLimit(),
         registryBrands(),
-        brandRights({ brands: ROSTER, rights: SANDBOX_RIGHTS }),
+        brandRights({ brands: ROSTER, rights: SANDBOX_RIGHTS, approvalDelaySeconds: 60 }),
         signerKeyring(),
         crawlerHttp(),
         webhooks({ outbox: { pollMs: POLL_MS } }),
@@ -365,6 +366,45 @@ forEachDatabase<World>(
       expect(statusTaskErrors(B('acquire-rights-response'), within.body)).toEqual([]);
     });
 
+    test('a right that needs the holder approval is acquired asynchronously: submitted (pending_approval), then completed with the grant', async () => {
+      const w = get();
+      const c = restClient(w.server, TOKEN);
+      const request = acquire({
+        rights_id: 'rights_acme_outdoor_ambassador',
+        pricing_option_id: 'acme_ambassador_quarterly',
+        campaign: { description: 'Ambassador spots', uses: ['endorsement', 'likeness'], start_date: '2026-04-01', end_date: '2026-06-30' },
+        context: { correlation_id: 'async' },
+      });
+      const submitted = await c.call('acquire_rights', request);
+      expect(submitted.ok).toBe(true);
+      expect(submitted.body).toMatchObject({
+        status: 'submitted',
+        rights_status: 'pending_approval',
+        brand_id: 'acme_outdoor',
+        context: { correlation_id: 'async' },
+      });
+      expect(statusTaskErrors(B('acquire-rights-response'), submitted.body)).toEqual([]);
+      const grant = submitted.body.rights_id as string;
+      const early = await c.call('creative_approval', { rights_id: grant, creative_url: 'https://cdn.example/early.png', idempotency_key: key() });
+      expect(early.body).toMatchObject({ approval_status: 'rejected' });
+      const change = await c.call('update_rights', { rights_id: grant, paused: true, idempotency_key: key() });
+      expect(change.body.errors[0]).toMatchObject({ code: 'INVALID_STATE' });
+      expect((await c.poll(submitted.body.task_id)).status).toBe('submitted');
+      w.clock.advance(61_000);
+      await w.server.deployment.get(TaskStore).runDue();
+      const done = await c.poll(submitted.body.task_id);
+      expect(done.status).toBe('completed');
+      expect(done.result).toMatchObject({
+        rights_id: grant,
+        rights_status: 'acquired',
+        terms: { pricing_option_id: 'acme_ambassador_quarterly', amount: 2500 },
+      });
+      expect(statusTaskErrors(B('acquire-rights-response'), { status: 'completed', ...done.result })).toEqual([]);
+      const review = await c.call('creative_approval', { rights_id: grant, creative_url: 'https://cdn.example/spot.mp4', idempotency_key: key() });
+      expect(statusTaskErrors(B('creative-approval-response'), review.body)).toEqual([]);
+      expect(review.body).toMatchObject({ approval_status: 'pending_review', rights_id: grant });
+    });
+
     test('a revocation is pushed to the revocation_webhook (signed, valid) and the grant can no longer change or approve', async () => {
       const w = get();
       const c = restClient(w.server, TOKEN);
@@ -383,7 +423,7 @@ forEachDatabase<World>(
         brand_id: 'acme_outdoor',
         reason: 'Talent contract ended',
         revoked_uses: ['likeness'],
-        effective_at: T0.toISOString(),
+        effective_at: w.clock.now().toISOString(),
       });
       expect(got[0]!.headers.get('signature-input')).toBeTruthy();
       const update = await c.call('update_rights', { rights_id: grant, end_date: '2026-12-31', idempotency_key: key() });

@@ -13,7 +13,8 @@ CREATE TABLE brand_rights_accounts (
   UNIQUE (owner, brand_domain, operator, sandbox)
 );
 
--- Rights grants (acquire_rights), one per acquisition, owned by an account. `terms` is the
+-- Rights grants (acquire_rights), one per acquisition, owned by an account; `pending_approval` until the
+-- rights holder approves (rights with approval_required), then `acquired`. `terms` is the
 -- rights-terms.json object as granted; `revocation_webhook` the buyer's push-notification-config.
 CREATE TABLE brand_rights_grants (
   grant_id text PRIMARY KEY,
@@ -21,7 +22,7 @@ CREATE TABLE brand_rights_grants (
   owner text NOT NULL,
   rights_id text NOT NULL,
   brand_id text NOT NULL,
-  status text NOT NULL CHECK (status IN ('acquired', 'revoked')),
+  status text NOT NULL CHECK (status IN ('pending_approval', 'acquired', 'revoked')),
   paused boolean NOT NULL DEFAULT false,
   terms jsonb NOT NULL,
   countries jsonb,

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { sql } from '../../core/sql.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { WebhookAuth } from '../../core/ports/webhook-outbox.ts';
@@ -44,7 +45,7 @@ export async function revokeGrant(deps: RightsDeps, tx: Queryable, grant: GrantR
   });
 }
 
-/** `force_rights_revoked`: the brand revokes one of the caller's grants now (sandbox), sending the revocation webhook. */
+/** `force_rights_revoked`: the brand revokes one of the caller's grants of a sandbox account now, sending the revocation webhook. */
 export function forceRightsRevoked(deps: RightsDeps, clock: ClockPort): TestScenario {
   return defineScenario({
     name: 'force_rights_revoked',
@@ -60,6 +61,8 @@ export function forceRightsRevoked(deps: RightsDeps, clock: ClockPort): TestScen
         const grant = await grantOf(tx, principal.orgId, params.rights_id, true);
         if (!grant) throw new ScenarioError('NOT_FOUND', `No rights grant ${params.rights_id} of yours`, null);
         if (grant.status === 'revoked') throw new ScenarioError('INVALID_TRANSITION', 'The grant is revoked already', 'revoked');
+        const [account] = await tx.query<{ sandbox: boolean }>(sql`SELECT sandbox FROM brand_rights_accounts WHERE account_id = ${grant.account_id}::text`);
+        if (!account?.sandbox) throw new ScenarioError('FORBIDDEN', 'Only grants of sandbox accounts ({..., sandbox: true}) can be forced', grant.status);
         await revokeGrant(deps, tx, grant, params.reason, clock.now(), params.revoked_uses);
         return { kind: 'transition', previous_state: grant.status, current_state: 'revoked' };
       });

@@ -408,7 +408,12 @@ forEachDatabase<World>(
     test('a revocation is pushed to the revocation_webhook (signed, valid) and the grant can no longer change or approve', async () => {
       const w = get();
       const c = restClient(w.server, TOKEN);
-      const grant = (await c.call('acquire_rights', acquire({ revocation_webhook: { url: w.sink.url('/revoked') } }))).body.rights_id as string;
+      const production = (await c.call('acquire_rights', acquire())).body.rights_id as string;
+      const refused = await c.call('comply_test_controller', { scenario: 'force_rights_revoked', params: { rights_id: production } });
+      expect(refused.body).toMatchObject({ success: false, error: 'FORBIDDEN' });
+      const sandbox = { ...ACME, sandbox: true };
+      const grant = (await c.call('acquire_rights', acquire({ account: sandbox, revocation_webhook: { url: w.sink.url('/revoked') } }))).body
+        .rights_id as string;
       const revoked = await c.call('comply_test_controller', {
         scenario: 'force_rights_revoked',
         params: { rights_id: grant, reason: 'Talent contract ended', revoked_uses: ['likeness'] },

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { sql } from '../../core/sql.ts';
 import { defineTask } from '../../core/task.ts';
 import type { RightsDeps } from './deps.ts';
-import { ownGrant } from './update-rights.ts';
+import { ownGrant } from './access.ts';
 import { entityId, versionFields } from './schemas.ts';
 
 /**
@@ -31,7 +31,7 @@ export function creativeApprovalTask(deps: RightsDeps) {
     async handler(ctx) {
       const { input, clock } = ctx;
       const tx = ctx.tx ?? deps.db;
-      const grant = await ownGrant(deps, tx, ctx, input.rights_id);
+      const grant = await ownGrant(tx, ctx, input.rights_id);
       const right = deps.catalog.find((r) => r.rights_id === grant.rights_id);
       const today = clock.now().toISOString().slice(0, 10);
       const base: Record<string, string> = { rights_id: grant.grant_id, creative_url: input.creative_url };

@@ -5,34 +5,8 @@ import type { RightsDeps } from './deps.ts';
 import { lookup } from './acquire-rights.ts';
 import { renderConstraint, renderCredentials } from './render.ts';
 import { accountRef, date, entityId, pushConfig, versionFields } from './schemas.ts';
-import { grantOf, updateGrant, type GrantRow, type Terms } from './store.ts';
-import { resolveAccount } from './accounts.ts';
-import type { ClockPort } from '../../core/ports/clock.ts';
-import type { IdsPort } from '../../core/ports/ids.ts';
-
-export const grantNotFound = (id: string, field = 'rights_id') =>
-  new ProtocolError('REFERENCE_NOT_FOUND', `No rights grant ${id.slice(0, 128)} of this caller: use the rights_id acquire_rights answered`, {
-    status: 404,
-    field,
-  });
-
-/** The caller's grant a request names (narrowed to `account` when given), locked for change; another organization's is not found. */
-export async function ownGrant(
-  deps: RightsDeps,
-  tx: Parameters<typeof grantOf>[0],
-  ctx: { principal: { orgId: string }; clock: ClockPort; ids: IdsPort },
-  grantId: string,
-  account?: v.InferOutput<typeof accountRef>,
-): Promise<GrantRow> {
-  const grant = await grantOf(tx, ctx.principal.orgId, grantId, true);
-  if (!grant) throw grantNotFound(grantId);
-  if (account) {
-    // A natural key names an account this caller may not have yet: an id is looked up, never created for a read.
-    const named = 'account_id' in account ? account.account_id : (await resolveAccount(tx, ctx, ctx.principal.orgId, account)).account_id;
-    if (named !== grant.account_id) throw grantNotFound(grantId);
-  }
-  return grant;
-}
+import { updateGrant, type GrantRow, type Terms } from './store.ts';
+import { ownGrant } from './access.ts';
 
 /**
  * update_rights: extend or shorten a grant (end_date), change its impression cap or pricing option
@@ -60,7 +34,7 @@ export function updateRightsTask(deps: RightsDeps) {
     async handler(ctx) {
       const { input, clock } = ctx;
       const tx = ctx.tx ?? deps.db;
-      const grant = await ownGrant(deps, tx, ctx, input.rights_id, input.account);
+      const grant = await ownGrant(tx, ctx, input.rights_id, input.account);
       if (grant.status === 'pending_approval')
         throw new ProtocolError('INVALID_STATE', `Rights grant ${grant.grant_id} awaits the rights holder's approval; change it once acquired`, {
           status: 409,

@@ -74,6 +74,14 @@ export const SANDBOX_RIGHTS: v.InferInput<typeof rightOption>[] = [
         period: 'quarterly',
       },
       {
+        pricing_option_id: 'acme_ai_annual_flat',
+        model: 'flat_rate',
+        price: 150,
+        currency: 'USD',
+        uses: ['ai_generated_image', 'likeness', 'commercial', 'editorial'],
+        period: 'annual',
+      },
+      {
         pricing_option_id: 'acme_ai_cpm',
         model: 'cpm',
         price: 2.5,

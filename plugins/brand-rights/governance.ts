@@ -14,6 +14,9 @@ export interface RightsCommitment {
   countries?: readonly string[];
   startDate?: string;
   endDate?: string;
+  /** `purchase` for acquire_rights (default), `modification` for update_rights. */
+  phase?: 'purchase' | 'modification';
+  tool?: string;
 }
 
 /**
@@ -36,8 +39,8 @@ export async function consultGovernance(deps: RightsDeps, c: RightsCommitment): 
     owner: c.owner,
     plan_id: c.planId,
     caller: deps.agentUrl,
-    tool: 'acquire_rights',
-    phase: 'purchase',
+    tool: c.tool ?? 'acquire_rights',
+    phase: c.phase ?? 'purchase',
     purchase_type: 'rights_license',
     payload: c.payload as Record<string, unknown>,
     planned_delivery: {

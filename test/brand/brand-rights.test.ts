@@ -364,6 +364,19 @@ forEachDatabase<World>(
       const within = await c.call('acquire_rights', acquire({ account, plan_id: 'rights-plan-50' }));
       expect(within.body).toMatchObject({ rights_status: 'acquired', terms: { amount: 45 } });
       expect(statusTaskErrors(B('acquire-rights-response'), within.body)).toEqual([]);
+      // A dearer option is a modification-phase check of the added cost (105 USD): denied, the grant unchanged.
+      const grant = within.body.rights_id as string;
+      const beforeUpdate = await fingerprint(w);
+      const dearer = await c.call('update_rights', { rights_id: grant, pricing_option_id: 'acme_ai_annual_flat', idempotency_key: key() });
+      expect(dearer.body.errors[0]).toMatchObject({ code: 'GOVERNANCE_DENIED' });
+      expect(bothVersionsErrors(B('update-rights-response'), dearer.body)).toEqual([]);
+      const afterUpdate = await fingerprint(w);
+      for (const table of ['brand_rights_accounts', 'brand_rights_grants']) expect(afterUpdate[table]).toBe(beforeUpdate[table]!);
+      // What adds no cost is not asked: pausing and extending a flat-rate grant.
+      const paused = await c.call('update_rights', { rights_id: grant, paused: true, end_date: '2026-07-31', idempotency_key: key() });
+      expect(paused.body).toMatchObject({ rights_id: grant, paused: true, terms: { end_date: '2026-07-31', amount: 45 } });
+      const shorter = await c.call('update_rights', { rights_id: grant, end_date: '2026-05-01', idempotency_key: key() });
+      expect(shorter.body.errors[0]).toMatchObject({ code: 'INVALID_REQUEST', field: 'end_date' });
     });
 
     test('a right that needs the holder approval is acquired asynchronously: submitted (pending_approval), then completed with the grant', async () => {

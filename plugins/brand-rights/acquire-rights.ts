@@ -4,7 +4,7 @@ import { defineTask, type Json } from '../../core/task.ts';
 import { findAccount, resolveAccount } from './accounts.ts';
 import type { PricingOption, Right } from './catalog.ts';
 import type { RightsDeps } from './deps.ts';
-import { consultGovernance } from './governance.ts';
+import { consultGovernance, governedPayload } from './governance.ts';
 import { renderConstraint, renderCredentials } from './render.ts';
 import { type AccountRef, accountRef, brandRef, countries, date, entityId, nonEmpty, pushConfig, rightUses, versionFields } from './schemas.ts';
 import { grantById, insertGrant, updateGrant, type GrantRow, type Terms } from './store.ts';
@@ -117,7 +117,7 @@ export function acquireRightsTask(deps: RightsDeps) {
         owner,
         account,
         planId: input.plan_id,
-        payload: input as unknown as Json,
+        payload: governedPayload(input),
         amount: commitment(option, c.estimated_impressions),
         currency: option.currency,
         countries: c.countries,

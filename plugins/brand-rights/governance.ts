@@ -19,6 +19,13 @@ export interface RightsCommitment {
   tool?: string;
 }
 
+/** The request as the governance agent sees it: webhook credentials are the buyer's secrets, not the plan's business. */
+export function governedPayload(input: Record<string, unknown>): Json {
+  const { revocation_webhook, push_notification_config: _push, ...rest } = input;
+  const url = (revocation_webhook as { url?: string } | undefined)?.url;
+  return { ...rest, ...(url ? { revocation_webhook: { url } } : {}) };
+}
+
 /**
  * Acquiring rights is a spending event: an account with a governance agent (sync_governance)
  * asks it, through the Governance port, before anything is written. Denied is GOVERNANCE_DENIED

@@ -4,7 +4,7 @@ import { sql } from '../../core/sql.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { RightsDeps } from './deps.ts';
 import { commitment, lookup } from './acquire-rights.ts';
-import { consultGovernance } from './governance.ts';
+import { consultGovernance, governedPayload } from './governance.ts';
 import { renderConstraint, renderCredentials } from './render.ts';
 import { accountRef, date, entityId, pushConfig, versionFields } from './schemas.ts';
 import { grantOf, updateGrant, type GrantRow, type Terms } from './store.ts';
@@ -96,7 +96,7 @@ export function updateRightsTask(deps: RightsDeps) {
           owner: principal.orgId,
           account: account!,
           planId: input.plan_id ?? (grant.governance?.plan_id as string | undefined),
-          payload: input as unknown as Json,
+          payload: governedPayload(input),
           amount: added,
           currency: terms.currency,
           countries: grant.countries ?? undefined,

@@ -2,6 +2,7 @@ import { expect, test } from 'bun:test';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { adcpRequestSchema } from '../../lib/adcp/request-schemas.ts';
+import { governedPayload } from '../../plugins/brand-rights/governance.ts';
 import { Clock, ManualClock } from '../../core/ports/clock.ts';
 import { Database } from '../../core/ports/database.ts';
 import { sql } from '../../core/sql.ts';
@@ -349,7 +350,16 @@ forEachDatabase<World>(
       );
       expect(cpm.body.errors[0]).toMatchObject({ code: 'INVALID_REQUEST', field: 'campaign.estimated_impressions' });
       const denied = await c.call('acquire_rights', {
-        ...acquire({ account, plan_id: 'rights-plan-50', rights_id: 'rights_acme_outdoor_ambassador', pricing_option_id: 'acme_ambassador_quarterly' }),
+        ...acquire({
+          account,
+          plan_id: 'rights-plan-50',
+          rights_id: 'rights_acme_outdoor_ambassador',
+          pricing_option_id: 'acme_ambassador_quarterly',
+          revocation_webhook: {
+            url: 'https://pinnacle-agency.example/hook',
+            authentication: { schemes: ['Bearer'], credentials: 'pinnacle-revocation-secret-0123456789abcdef' },
+          },
+        }),
         context: { correlation_id: 'denied' },
       });
       expect(denied.ok).toBe(false);
@@ -479,4 +489,19 @@ test('the vendored request schemas the rights tools publish judge requests as th
       expect({ file, ok: validate(clean) }).toEqual({ file, ok: schemaErrors(file, clean).length === 0 });
     }
   }
+});
+
+test("the governance agent is shown the request without the buyer's webhook credentials", () => {
+  const request = acquire({
+    revocation_webhook: {
+      url: 'https://pinnacle-agency.example/hook',
+      authentication: { schemes: ['Bearer'], credentials: 'pinnacle-revocation-secret-0123456789abcdef' },
+    },
+    push_notification_config: { url: 'https://pinnacle-agency.example/push', token: 'push-token-0123456789' },
+  });
+  const shown = governedPayload(request);
+  expect(shown.revocation_webhook).toEqual({ url: 'https://pinnacle-agency.example/hook' });
+  expect(JSON.stringify(shown)).not.toContain('secret');
+  expect(JSON.stringify(shown)).not.toContain('push-token');
+  expect(shown.campaign).toEqual(request.campaign);
 });

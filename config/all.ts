@@ -14,6 +14,7 @@ import governance from '../plugins/governance/index.ts';
 import governanceLists from '../plugins/governance-lists/index.ts';
 import creative from '../plugins/creative/index.ts';
 import brandAgent from '../plugins/brand-agent/index.ts';
+import brandRights, { SANDBOX_RIGHTS } from '../plugins/brand-rights/index.ts';
 import testAgent from '../plugins/test-agent/index.ts';
 import signerKeyring from '../plugins/signer-keyring/index.ts';
 import signerHmacLegacy from '../plugins/signer-hmac-legacy/index.ts';
@@ -57,6 +58,8 @@ export default definePreset({
     creative(),
     ...salesPlugins({ sandbox: true, minAudienceSize: 10 }),
     brandAgent({ brands: SANDBOX_BRANDS, si: { mount: '/brand' } }),
+    // Rights licensing of the sandbox brands on the brand agent (get_rights, acquire_rights...).
+    brandRights({ brands: SANDBOX_BRANDS, rights: SANDBOX_RIGHTS, mount: '/brand' }),
     testAgent({ tenants: TENANTS }),
     signerKeyring(),
     signerHmacLegacy(),

@@ -13,6 +13,7 @@ import governance from '../plugins/governance/index.ts';
 import governanceLists from '../plugins/governance-lists/index.ts';
 import registryBrands from '../plugins/registry-brands/index.ts';
 import brandAgent from '../plugins/brand-agent/index.ts';
+import brandRights, { SANDBOX_RIGHTS } from '../plugins/brand-rights/index.ts';
 import testController from '../plugins/test-controller/index.ts';
 import testAgent from '../plugins/test-agent/index.ts';
 import restHost from '../hosts/rest/index.ts';
@@ -83,6 +84,7 @@ export const TENANTS = [
   // The governance storyboards act as a buyer on ONE url: plans and checks, then create_media_buy
   // and delivery under them. The governance agent's path therefore fronts the same seller too.
   { id: 'governance', name: 'Governance', protocols: ['governance', 'media_buy', 'compliance'] },
+  // Brand identity, rights licensing (specialism brand-rights) and sponsored intelligence.
   { id: 'brand', name: 'Brand', protocols: ['brand', 'sponsored_intelligence', 'compliance'] },
 ];
 
@@ -124,6 +126,8 @@ export default definePreset({
     rateLimit(),
     registryBrands(),
     brandAgent({ brands: SANDBOX_BRANDS, si: { mount: '/brand', offerings: SI_OFFERINGS } }),
+    // Rights licensing of the sandbox brands (specialism brand-rights on /brand), governed accounts checked with the governance plugin.
+    brandRights({ brands: SANDBOX_BRANDS, rights: SANDBOX_RIGHTS, mount: '/brand' }),
     // Push notifications: RFC 9421 signed (Ed25519 key generated on first start, JWKS at
     // /.well-known/jwks.json), legacy HMAC/Bearer when a registration asks for it; delivered
     // from the database outbox through the SSRF-guarded crawler.

@@ -54,14 +54,29 @@ const TOOLS: Record<string, string[]> = {
   governance: [...COMMON, ...CONTROL, ...GOVERNANCE, ...LISTS, 'validate_property_delivery', ...SELLER],
   creative: [...COMMON, ...CREATIVE],
   'creative-builder': [...COMMON, ...CREATIVE],
-  brand: [...COMMON, ...CONTROL, 'get_brand_identity', 'si_get_offering', 'si_initiate_session', 'si_send_message', 'si_terminate_session', 'list_si_sessions'],
+  brand: [
+    ...COMMON,
+    ...CONTROL,
+    'get_brand_identity',
+    'si_get_offering',
+    'si_initiate_session',
+    'si_send_message',
+    'si_terminate_session',
+    'list_si_sessions',
+    'get_rights',
+    'acquire_rights',
+    'update_rights',
+    'creative_approval',
+    'sync_governance',
+    'search_brands',
+  ],
 };
 const SCENARIOS: Record<string, string[]> = {
   // The seller also serves the creative tasks: formats seeded per account too.
   sales: [...SELLER_SCENARIOS, 'seed_creative_format'],
   signals: ['force_signal_activation_status', 'force_get_signals_arm', 'force_task_completion'],
   governance: ['seed_plan', ...SELLER_SCENARIOS],
-  brand: ['force_session_status', 'force_task_completion'],
+  brand: ['force_session_status', 'force_task_completion', 'force_rights_revoked'],
 };
 
 // The preset's own plugin list, minus its storage entry (the test server adds an isolated one).

@@ -36,6 +36,15 @@ export interface SalesAccountsPort {
   sandboxFixture(q: Queryable, owner: string, account: unknown): Promise<SalesAccount>;
   /** The accounts of these ids, whoever owns them (answers that show the account of stored records). */
   byIds(q: Queryable, ids: readonly string[]): Promise<SalesAccount[]>;
+  /** The governance agent the buyer synced for this account (sync_governance), if any: its checks govern the account's buys. */
+  governanceAgent(q: Queryable, accountId: string): Promise<AccountGovernanceAgent | undefined>;
+}
+
+/** A governance agent synced for an account: where to call it and the credential to present (opened, not sealed). */
+export interface AccountGovernanceAgent {
+  url: string;
+  scheme: string;
+  credentials: string;
 }
 
 export const SalesAccounts = token<SalesAccountsPort>('sales.accounts');

@@ -45,13 +45,14 @@ export async function consultGovernance(
     end: Date;
   },
 ): Promise<BuyGovernance | null> {
-  const g = await governanceOf(deps, request.accountId);
-  if (!g) return null;
   if (!request.planId) {
-    if (deps.options.governanceRequired)
+    // Looked up only when it matters: most buys name no plan on a seller that does not require one.
+    if (deps.options.governanceRequired && (await governanceOf(deps, request.accountId)))
       throw new ProtocolError('INVALID_REQUEST', 'plan_id: is required: this seller consults a governance agent before every media buy', { field: 'plan_id' });
     return null;
   }
+  const g = await governanceOf(deps, request.accountId);
+  if (!g) return null;
   const channels = [...new Set(request.planned.flatMap((p) => p.product.channels))];
   const countries = [...new Set(request.planned.flatMap((p) => p.product.countries))];
   const decision = await g.check({

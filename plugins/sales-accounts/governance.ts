@@ -2,8 +2,6 @@ import * as v from 'valibot';
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
-import type { Queryable } from '../../core/ports/database.ts';
-import type { AccountGovernanceAgent } from '../../core/ports/sales-accounts.ts';
 import { accountRef, versionFields } from '../../lib/adcp/media-buy-fields.ts';
 import { resolveAccount, type AccountsDeps } from './store.ts';
 
@@ -82,13 +80,4 @@ export function syncGovernanceTask(deps: AccountsDeps) {
       return { accounts: out };
     },
   });
-}
-
-/** The agent synced for an account, its credential opened. */
-export async function governanceAgentOf(deps: AccountsDeps, q: Queryable, accountId: string): Promise<AccountGovernanceAgent | undefined> {
-  const [row] = await q.query<{ url: string; scheme: string; credentials: string }>(
-    sql`SELECT url, scheme, credentials FROM account_governance_agents WHERE account_id = ${accountId}::text`,
-  );
-  if (!row) return undefined;
-  return { url: row.url, scheme: row.scheme, credentials: deps.box ? await deps.box.open(row.credentials) : row.credentials };
 }

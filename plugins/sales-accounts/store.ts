@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ScenarioError } from '../../core/ports/test-controller.ts';
 import { accountRef } from '../../lib/adcp/media-buy-fields.ts';
-import { governanceAgentOf } from './governance.ts';
+import { governanceAgentOf } from './governance-agents.ts';
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import type { Json } from '../../core/task.ts';
@@ -143,7 +143,7 @@ export function createSalesAccounts(deps: AccountsDeps): SalesAccountsPort {
       if (!row.sandbox) throw new ScenarioError('FORBIDDEN', `Account ${row.account_id} is not a sandbox account`, null);
       return row;
     },
-    governanceAgent: (q, accountId) => governanceAgentOf(deps, q, accountId),
+    governanceAgent: (q, accountId) => governanceAgentOf(deps.box, q, accountId),
     async byIds(q, ids) {
       return ids.length ? q.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE account_id = ANY(${[...ids]}::text[])`) : [];
     },

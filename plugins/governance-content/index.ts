@@ -6,6 +6,8 @@ import { Clock } from '../../core/ports/clock.ts';
 import { Ids } from '../../core/ports/ids.ts';
 import { ContentEvaluator } from '../../core/ports/content-evaluator.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
+import { Auth } from '../../core/ports/auth.ts';
+import { Http } from '../../core/http.ts';
 import { Tasks } from '../../core/task.ts';
 import type { ContentDeps } from './deps.ts';
 import { createRulesEvaluator } from './rules-evaluator.ts';
@@ -17,6 +19,7 @@ import { calibrateTask } from './calibrate.ts';
 import { validateDeliveryTask } from './validate-delivery.ts';
 import { mediaBuyArtifactsTask } from './media-buy-artifacts.ts';
 import { contentScenarios } from './scenarios.ts';
+import { artifactWebhookRoute } from './artifact-webhook.ts';
 
 /**
  * Content standards of a governance agent: buyers keep, per account, the policies creative and
@@ -27,9 +30,18 @@ import { contentScenarios } from './scenarios.ts';
  */
 export default definePlugin({
   name: 'governance-content',
-  deps: { db: Database, clock: Clock, ids: Ids, tasks: Tasks, evaluator: optional(ContentEvaluator), controller: optional(TestController) },
+  deps: {
+    db: Database,
+    clock: Clock,
+    ids: Ids,
+    tasks: Tasks,
+    http: Http,
+    auth: optional(Auth),
+    evaluator: optional(ContentEvaluator),
+    controller: optional(TestController),
+  },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, clock, ids, tasks, evaluator, controller }) {
+  init({ db, clock, ids, tasks, http, auth, evaluator, controller }) {
     const deps: ContentDeps = { db, clock, ids, evaluator: evaluator ?? createRulesEvaluator() };
     tasks.add(
       createStandardsTask(deps),
@@ -44,5 +56,7 @@ export default definePlugin({
     // feature map lives in the media_buy block in 3.0 and 3.1), even on a governance-only agent.
     tasks.declareCapability({ protocol: 'governance', specialisms: ['content-standards'], block: { media_buy: { features: { content_standards: true } } } });
     controller?.register(...contentScenarios(deps));
+    // The artifact webhook (receive side): pushed artifacts feed get_media_buy_artifacts.
+    http.add(artifactWebhookRoute(deps, auth));
   },
 });

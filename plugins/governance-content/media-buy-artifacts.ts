@@ -22,8 +22,8 @@ const render = (r: ArtifactRow): Json => ({
 
 /**
  * get_media_buy_artifacts: the content artifacts recorded for one of the caller's media buys, in
- * delivery order. Artifacts are recorded per owner and account by the test controller
- * (seed_media_buy_artifacts): the sales plugins keep no record of delivered content.
+ * delivery order. The sales plugins keep no record of delivered content: artifacts are those pushed
+ * to the artifact webhook (artifact-webhook.ts) or seeded by the test controller (seed_media_buy_artifacts).
  */
 export function mediaBuyArtifactsTask(deps: ContentDeps) {
   return defineTask({

@@ -166,6 +166,43 @@ forEachDatabase<TestServer>(
       }
     });
 
+    test('artifact webhook: a pushed batch is recorded for the caller (re-delivery replaces it); bad or anonymous pushes write nothing', async () => {
+      const push = {
+        idempotency_key: 'artifact-batch-000000000001',
+        media_buy_id: 'mb_pushed_1',
+        batch_id: 'batch_1',
+        timestamp: '2026-03-02T05:00:00Z',
+        artifacts: [
+          { artifact: artifact('p1'), delivered_at: '2026-03-02T04:00:00Z', impression_id: 'imp_1', package_id: 'pkg_1' },
+          { artifact: artifact('p2', { description: 'violent imagery' }), delivered_at: '2026-03-02T04:30:00Z' },
+        ],
+      };
+      expect(bothVersionsErrors(S('artifact-webhook-payload'), push)).toEqual([]);
+      const post = (body: unknown, token: string | null = TOKEN) =>
+        get().fetch('/content-standards/artifacts', { method: 'POST', token: token ?? undefined, json: body });
+      for (const [body, token, status] of [
+        [{ ...push, artifacts: [{ artifact: { artifact_id: 'x', assets: [] }, delivered_at: '2026-03-02T04:00:00Z' }] }, TOKEN, 400],
+        [{ ...push, timestamp: 'yesterday' }, TOKEN, 400],
+        [push, null, 401],
+      ] as const) {
+        const r = await post(body, token);
+        expect(r.status).toBe(status);
+        expect(((await r.json()) as any).errors[0].code).toBe(status === 401 ? 'AUTH_REQUIRED' : 'INVALID_REQUEST');
+      }
+      const c = restClient(get(), TOKEN);
+      expect((await get().fetch('/tasks/get_media_buy_artifacts', { method: 'POST', token: TOKEN, json: { media_buy_id: 'mb_pushed_1' } })).status).toBe(404);
+      expect((await post(push)).status).toBe(200);
+      expect((await post(push)).status).toBe(200);
+      const got = await c.call('get_media_buy_artifacts', { media_buy_id: 'mb_pushed_1' });
+      expect(bothVersionsErrors(S('get-media-buy-artifacts-response'), got.body)).toEqual([]);
+      expect(got.body.artifacts.map((a: any) => [a.record_id, a.package_id, a.timestamp])).toEqual([
+        ['imp_1', 'pkg_1', '2026-03-02T04:00:00.000Z'],
+        ['batch_1:1', undefined, '2026-03-02T04:30:00.000Z'],
+      ]);
+      const theirs = await get().fetch('/tasks/get_media_buy_artifacts', { method: 'POST', token: OTHER_TOKEN, json: { media_buy_id: 'mb_pushed_1' } });
+      expect(theirs.status).toBe(404);
+    });
+
     test('cross-account: another caller, or another account of the caller, finds no standards (per task)', async () => {
       const mine = restClient(get(), TOKEN);
       const created = await mine.call('create_content_standards', {

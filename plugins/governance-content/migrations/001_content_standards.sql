@@ -30,8 +30,9 @@ CREATE TABLE content_standards (
 CREATE INDEX content_standards_owner ON content_standards (owner, account_id, standards_id);
 
 -- Content artifacts delivered under a media buy (get_media_buy_artifacts). The sales plugins
--- keep no delivered-content record, so artifacts arrive through the test controller
--- (seed_media_buy_artifacts) and are kept per owner and account (null: none named).
+-- keep no delivered-content record, so artifacts arrive through the artifact webhook
+-- (POST /content-standards/artifacts) or the test controller (seed_media_buy_artifacts), kept per
+-- owner and account (null: none named).
 CREATE TABLE content_artifacts (
   owner text NOT NULL,
   account_id text REFERENCES content_standards_accounts (account_id),

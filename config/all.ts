@@ -12,6 +12,7 @@ import adServerSimulated from '../plugins/ad-server-simulated/index.ts';
 import { salesPlugins } from './sales.ts';
 import governance from '../plugins/governance/index.ts';
 import governanceLists from '../plugins/governance-lists/index.ts';
+import governanceContent from '../plugins/governance-content/index.ts';
 import creative from '../plugins/creative/index.ts';
 import brandAgent from '../plugins/brand-agent/index.ts';
 import brandRights, { SANDBOX_RIGHTS } from '../plugins/brand-rights/index.ts';
@@ -54,6 +55,8 @@ export default definePreset({
     governance(),
     // Property and collection lists on the governance agent (resolved through the registry where one is deployed).
     governanceLists(),
+    // Content standards on the governance agent (calibration and delivery validation by the rules engine).
+    governanceContent(),
     // Before the sales plugins: they validate format ids with it (and capabilities list creative first).
     creative(),
     ...salesPlugins({ sandbox: true, minAudienceSize: 10 }),

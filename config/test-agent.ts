@@ -11,6 +11,7 @@ import { salesPlugins } from './sales.ts';
 import creative from '../plugins/creative/index.ts';
 import governance from '../plugins/governance/index.ts';
 import governanceLists from '../plugins/governance-lists/index.ts';
+import governanceContent from '../plugins/governance-content/index.ts';
 import registryBrands from '../plugins/registry-brands/index.ts';
 import brandAgent from '../plugins/brand-agent/index.ts';
 import brandRights, { SANDBOX_RIGHTS } from '../plugins/brand-rights/index.ts';
@@ -112,6 +113,8 @@ export default definePreset({
     governance(),
     // Property and collection lists on the governance agent (resolved through the registry where one is deployed).
     governanceLists(),
+    // Content standards on the governance agent (calibration and delivery validation by the rules engine).
+    governanceContent(),
     // Before the sales plugins: the sales agent validates format ids with it (and capabilities list creative first).
     creative(),
     // A caller that lists accounts before declaring one finds the test kits' account (storyboard audience_sync).

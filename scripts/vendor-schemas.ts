@@ -63,6 +63,14 @@ const REQUESTS = [
   'collection/update-collection-list-request.json',
   'collection/delete-collection-list-request.json',
   'collection/list-collection-lists-request.json',
+  'content-standards/create-content-standards-request.json',
+  'content-standards/get-content-standards-request.json',
+  'content-standards/update-content-standards-request.json',
+  'content-standards/list-content-standards-request.json',
+  'content-standards/calibrate-content-request.json',
+  'content-standards/validate-content-delivery-request.json',
+  'content-standards/get-media-buy-artifacts-request.json',
+  'account/sync-governance-request.json',
 ];
 
 const read = (dir: string, rel: string) => JSON.parse(readFileSync(join(dir, rel), 'utf8'));

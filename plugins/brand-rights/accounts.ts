@@ -4,21 +4,21 @@ import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { AccountRef } from './schemas.ts';
+import type { SalesAccountsPort } from '../../core/ports/sales-accounts.ts';
 
 export interface AccountRow {
   account_id: string;
   brand_domain: string;
   operator: string;
-  governance_agent_url: string | null;
 }
 
 /** The caller's account a reference names, without provisioning it. */
 export async function findAccount(q: Queryable, owner: string, ref: AccountRef): Promise<AccountRow | null> {
   const rows =
     'account_id' in ref
-      ? await q.query<AccountRow>(sql`SELECT account_id, brand_domain, operator, governance_agent_url FROM brand_rights_accounts
+      ? await q.query<AccountRow>(sql`SELECT account_id, brand_domain, operator FROM brand_rights_accounts
           WHERE owner = ${owner}::text AND account_id = ${ref.account_id}::text`)
-      : await q.query<AccountRow>(sql`SELECT account_id, brand_domain, operator, governance_agent_url FROM brand_rights_accounts
+      : await q.query<AccountRow>(sql`SELECT account_id, brand_domain, operator FROM brand_rights_accounts
           WHERE owner = ${owner}::text AND brand_domain = ${ref.brand.domain}::text AND operator = ${ref.operator}::text AND sandbox = ${ref.sandbox ?? false}::boolean`);
   return rows[0] ?? null;
 }
@@ -50,9 +50,13 @@ export async function resolveAccount(
   return (await findAccount(q, owner, named))!;
 }
 
-/** Records (or clears) the governance agent of an account. */
-export async function setGovernance(q: Queryable, accountId: string, url: string | null, now: Date): Promise<void> {
-  await q.query(
-    sql`UPDATE brand_rights_accounts SET governance_agent_url = ${url}::text, updated_at = ${now}::timestamptz WHERE account_id = ${accountId}::text`,
-  );
+/**
+ * Whether an account is governed: the buyer synced a governance agent (sync_governance, kept by the
+ * seller's accounts of this deployment) for the same brand and operator. A brand agent deployed
+ * without a seller knows of none: its acquisitions are governed when they name a plan.
+ */
+export async function isGoverned(accounts: SalesAccountsPort | undefined, q: Queryable, owner: string, account: AccountRow | null): Promise<boolean> {
+  if (!accounts || !account?.brand_domain) return false;
+  const seller = await accounts.find(q, owner, { brand: { domain: account.brand_domain }, operator: account.operator });
+  return !!seller && !!(await accounts.governanceAgent(q, seller.account_id));
 }

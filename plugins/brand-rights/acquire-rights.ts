@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
-import { findAccount, resolveAccount } from './accounts.ts';
+import { findAccount, isGoverned, resolveAccount } from './accounts.ts';
 import type { PricingOption, Right } from './catalog.ts';
 import type { RightsDeps } from './deps.ts';
 import { consultGovernance, governedPayload } from './governance.ts';
@@ -107,15 +107,20 @@ export function acquireRightsTask(deps: RightsDeps) {
       const existing = await findAccount(deps.db, owner, ref);
       if (!existing && 'account_id' in ref)
         throw new ProtocolError('ACCOUNT_NOT_FOUND', `No account ${ref.account_id.slice(0, 128)} for this caller`, { status: 404, field: 'account' });
-      const account = existing ?? { account_id: '', brand_domain: '', operator: '', governance_agent_url: null };
+      const governed = await isGoverned(
+        deps.accounts,
+        deps.db,
+        owner,
+        existing ?? ('brand' in ref ? { account_id: '', brand_domain: ref.brand.domain, operator: ref.operator } : null),
+      );
       // Spec (acquire-rights-request campaign.estimated_impressions): a governed CPM licence needs the volume to project its cost.
-      if (account.governance_agent_url && option.model === 'cpm' && !c.estimated_impressions)
+      if (governed && option.model === 'cpm' && !c.estimated_impressions)
         throw new ProtocolError('INVALID_REQUEST', 'campaign.estimated_impressions: is required for a CPM-priced licence under a governed account', {
           field: 'campaign.estimated_impressions',
         });
       const governance = await consultGovernance(deps, {
         owner,
-        account,
+        governed,
         planId: input.plan_id,
         payload: governedPayload(input),
         amount: commitment(option, c.estimated_impressions),

@@ -1,12 +1,12 @@
 import { ProtocolError } from '../../core/errors.ts';
 import type { Json } from '../../core/task.ts';
 import type { RightsDeps } from './deps.ts';
-import type { AccountRow } from './accounts.ts';
 
 /** What a governed acquisition tells the governance agent. */
 export interface RightsCommitment {
   owner: string;
-  account: AccountRow;
+  /** The account has a governance agent (sync_governance on this deployment's seller accounts). */
+  governed: boolean;
   planId?: string;
   payload: Json;
   amount: number;
@@ -32,7 +32,7 @@ export function governedPayload(input: Record<string, unknown>): Json {
  * with the agent's findings; an account without a governance agent is not asked.
  */
 export async function consultGovernance(deps: RightsDeps, c: RightsCommitment): Promise<Json | null> {
-  if (!c.account.governance_agent_url && !c.planId) return null;
+  if (!c.governed && !c.planId) return null;
   if (!deps.governance)
     throw new ProtocolError('GOVERNANCE_UNAVAILABLE', 'This account is governed but this agent cannot reach a governance agent; retry later', {
       status: 503,

@@ -15,7 +15,7 @@ import { getRightsTask } from './get-rights.ts';
 import { acquireRightsTask } from './acquire-rights.ts';
 import { updateRightsTask } from './update-rights.ts';
 import { creativeApprovalTask } from './creative-approval.ts';
-import { syncGovernanceTask } from './sync-governance.ts';
+import { SalesAccounts } from '../../core/ports/sales-accounts.ts';
 import { forceRightsRevoked } from './revocation.ts';
 import { searchBrandsTask, type RosterBrand } from './search-brands.ts';
 import { BrandProfiles } from '../../core/ports/brand-profiles.ts';
@@ -53,12 +53,13 @@ export default definePlugin({
     tasks: Tasks,
     profiles: optional(BrandProfiles),
     governance: optional(Governance),
+    accounts: optional(SalesAccounts),
     outbox: optional(WebhookOutbox),
     controller: optional(TestController),
   },
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, clock, tasks, profiles, governance, outbox, controller }, kernel) {
+  init({ db, clock, tasks, profiles, governance, accounts, outbox, controller }, kernel) {
     const o = kernel.options;
     const catalog: Right[] = o.rights;
     const seen = new Set<string>();
@@ -70,8 +71,8 @@ export default definePlugin({
           throw new ConfigError(`plugins.brand-rights.rights.${i}.pricing_options: ${p.pricing_option_id} licenses a use the right does not offer`);
     }
     const agentUrl = `${(kernel.config.server.publicUrl ?? `http://localhost:${kernel.config.server.port}`).replace(/\/+$/, '')}${o.mount}`;
-    const deps: RightsDeps = { db, catalog, governance, outbox, agentUrl, approvalDelaySeconds: o.approvalDelaySeconds };
-    tasks.add(getRightsTask(deps), acquireRightsTask(deps), updateRightsTask(deps), creativeApprovalTask(deps), syncGovernanceTask(deps));
+    const deps: RightsDeps = { db, catalog, governance, accounts, outbox, agentUrl, approvalDelaySeconds: o.approvalDelaySeconds };
+    tasks.add(getRightsTask(deps), acquireRightsTask(deps), updateRightsTask(deps), creativeApprovalTask(deps));
     const roster: RosterBrand[] = o.brands.map((b) => (typeof b === 'string' ? { domain: b } : b));
     if (roster.length) tasks.add(searchBrandsTask(roster, catalog, profiles, kernel.logger));
     const types = [...new Set(catalog.map((r) => r.right_type))];

@@ -9,7 +9,7 @@ import { renderConstraint, renderCredentials } from './render.ts';
 import { accountRef, date, entityId, pushConfig, versionFields } from './schemas.ts';
 import { grantOf, updateGrant, type GrantRow, type Terms } from './store.ts';
 import { grantNotFound, ownGrant } from './access.ts';
-import type { AccountRow } from './accounts.ts';
+import { isGoverned, type AccountRow } from './accounts.ts';
 
 /** The grant's terms after the requested change, or a 4xx naming the field. */
 function changedTerms(
@@ -90,11 +90,11 @@ export function updateRightsTask(deps: RightsDeps) {
       const added = addedCost(deps, grant, terms);
       if (added > 0) {
         const [account] = await deps.db.query<AccountRow>(
-          sql`SELECT account_id, brand_domain, operator, governance_agent_url FROM brand_rights_accounts WHERE account_id = ${grant.account_id}::text`,
+          sql`SELECT account_id, brand_domain, operator FROM brand_rights_accounts WHERE account_id = ${grant.account_id}::text`,
         );
         await consultGovernance(deps, {
           owner: principal.orgId,
-          account: account!,
+          governed: await isGoverned(deps.accounts, deps.db, principal.orgId, account ?? null),
           planId: input.plan_id ?? (grant.governance?.plan_id as string | undefined),
           payload: governedPayload(input),
           amount: added,

@@ -19,6 +19,7 @@ const SELLER = [
   'provide_performance_feedback',
   'sync_accounts',
   'sync_audiences',
+  'sync_governance',
   'sync_catalogs',
   'sync_creatives',
   'sync_event_sources',
@@ -45,13 +46,23 @@ const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative']
 const GOVERNANCE = ['check_governance', 'get_plan_audit_logs', 'report_plan_outcome', 'sync_plans'];
 // Property and collection lists (plugins/governance-lists) on the same governance agent.
 const LISTS = ['property_list', 'collection_list'].flatMap((n) => [`create_${n}`, `get_${n}`, `update_${n}`, `delete_${n}`, `list_${n}s`]);
+// Content standards (plugins/governance-content) on the same governance agent.
+const CONTENT = [
+  'create_content_standards',
+  'get_content_standards',
+  'update_content_standards',
+  'list_content_standards',
+  'calibrate_content',
+  'validate_content_delivery',
+  'get_media_buy_artifacts',
+];
 /** What each path of the test agent serves, and nothing else. */
 const TOOLS: Record<string, string[]> = {
   // A seller that builds creatives (storyboard creative_generative/seller): the creative tasks too.
   sales: [...COMMON, ...CONTROL, ...CREATIVE, ...SELLER],
   signals: [...COMMON, ...CONTROL, 'activate_signal', 'get_signals'],
   // The governance storyboards buy under their plans on the same URL: the seller's tasks too.
-  governance: [...COMMON, ...CONTROL, ...GOVERNANCE, ...LISTS, 'validate_property_delivery', ...SELLER],
+  governance: [...COMMON, ...CONTROL, ...GOVERNANCE, ...LISTS, 'validate_property_delivery', ...CONTENT, ...SELLER],
   creative: [...COMMON, ...CREATIVE],
   'creative-builder': [...COMMON, ...CREATIVE],
   brand: [
@@ -67,7 +78,6 @@ const TOOLS: Record<string, string[]> = {
     'acquire_rights',
     'update_rights',
     'creative_approval',
-    'sync_governance',
     'search_brands',
   ],
 };
@@ -75,7 +85,7 @@ const SCENARIOS: Record<string, string[]> = {
   // The seller also serves the creative tasks: formats seeded per account too.
   sales: [...SELLER_SCENARIOS, 'seed_creative_format'],
   signals: ['force_signal_activation_status', 'force_get_signals_arm', 'force_task_completion'],
-  governance: ['seed_plan', ...SELLER_SCENARIOS],
+  governance: ['seed_plan', 'seed_media_buy_artifacts', ...SELLER_SCENARIOS],
   brand: ['force_session_status', 'force_task_completion', 'force_rights_revoked'],
 };
 

@@ -13,6 +13,7 @@ import tasks from '../../plugins/tasks/index.ts';
 import idempotency from '../../plugins/idempotency/index.ts';
 import governance from '../../plugins/governance/index.ts';
 import brandRights, { SANDBOX_RIGHTS } from '../../plugins/brand-rights/index.ts';
+import salesAccounts from '../../plugins/sales-accounts/index.ts';
 import testController from '../../plugins/test-controller/index.ts';
 import registryBrands from '../../plugins/registry-brands/index.ts';
 import rateLimit from '../../plugins/rate-limit/index.ts';
@@ -107,6 +108,8 @@ forEachDatabase<World>(
         governance(),
         rateLimit(),
         registryBrands(),
+        // The buyer accounts (and their sync_governance record) of this deployment's seller.
+        salesAccounts(),
         brandRights({ brands: ROSTER, rights: SANDBOX_RIGHTS, approvalDelaySeconds: 60 }),
         signerKeyring(),
         crawlerHttp(),
@@ -326,6 +329,9 @@ forEachDatabase<World>(
         idempotency_key: key(),
       });
       expect(plan.ok).toBe(true);
+      // The account as the seller keeps it, then its governance agent (sync_governance belongs to the seller's accounts).
+      const synced = await c.call('sync_accounts', { accounts: [{ ...account, billing: 'operator' }], idempotency_key: key() });
+      expect(synced.body.accounts[0].action).toBe('created');
       const sync = await c.call('sync_governance', {
         accounts: [
           {

@@ -60,6 +60,7 @@ forEachDatabase<{ upgraded: DatabasePort; fresh: DatabasePort; drop: () => Promi
       );
       expect(ledger.map((r) => `${r.owner}/${r.version}`).sort()).toEqual([
         'sales-accounts/1',
+        'sales-accounts/2',
         'sales-buyer-data/1',
         'sales-creatives/1',
         'sales/1',

@@ -1,13 +1,12 @@
 -- Buyer accounts of the brand agent, per caller organization: a natural key {brand, operator,
--- sandbox} names one account (provisioned on first use). `governance_agent_url` is set by
--- sync_governance: rights acquired under a governed account are checked with governance first.
+-- sandbox} names one account (provisioned on first use). Whether it is governed is the seller's
+-- sync_governance record for the same brand and operator (the SalesAccounts port).
 CREATE TABLE brand_rights_accounts (
   account_id text PRIMARY KEY,
   owner text NOT NULL,
   brand_domain text NOT NULL,
   operator text NOT NULL,
   sandbox boolean NOT NULL,
-  governance_agent_url text,
   created_at timestamptz NOT NULL,
   updated_at timestamptz NOT NULL,
   UNIQUE (owner, brand_domain, operator, sandbox)

@@ -133,6 +133,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
       // Last check before anything is written: a denial writes nothing here (the agent keeps its audit entry).
       const governance = await consultGovernance(deps, {
         owner,
+        accountId: account.account_id,
         planId: input.plan_id,
         payload: {
           account: input.account,
@@ -218,10 +219,18 @@ export function createMediaBuyTask(deps: SalesDeps) {
           await write(tx, { ...buy, due_at: dueAt(buy, delayMs()) });
         });
       } catch (error) {
-        if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'failed' });
+        if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'failed' }, account.account_id);
         throw error;
       }
-      if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'completed', seller_reference: mediaBuyId, committed_budget: total });
+      if (governance) {
+        await reportGovernanceOutcome(
+          deps,
+          owner,
+          governance,
+          { outcome: 'completed', seller_reference: mediaBuyId, committed_budget: total },
+          account.account_id,
+        );
+      }
       // The key is echoed so a buyer can file the answer under it (replays return the same body).
       return {
         ...renderBuy(
@@ -295,6 +304,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
           reviewed.owner,
           reviewed.governance,
           outcome.rejected ? { outcome: 'failed' } : { outcome: 'completed', seller_reference: id, committed_budget: reviewed.total_budget },
+          reviewed.account_id,
         );
       }
       if (outcome.rejected)

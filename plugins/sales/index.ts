@@ -34,6 +34,7 @@ import { createMediaBuyTask } from './buys/create.ts';
 import { updateMediaBuyTask } from './buys/update.ts';
 import { getMediaBuysTask } from './buys/list.ts';
 import { getMediaBuyDeliveryTask } from './delivery.ts';
+import { getAccountFinancialsTask } from './financials.ts';
 import { createEventHandler } from './impairments.ts';
 import { runDueBuy } from './lifecycle.ts';
 import { mediaBuysPort } from './buys/serving.ts';
@@ -171,6 +172,7 @@ export default definePlugin({
       updateMediaBuyTask(deps),
       getMediaBuysTask(deps),
       getMediaBuyDeliveryTask(deps),
+      getAccountFinancialsTask(deps),
       providePerformanceFeedbackTask(deps),
     );
     tasks.declareCapability({

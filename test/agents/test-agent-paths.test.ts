@@ -10,6 +10,7 @@ const CONTROL = ['comply_test_controller'];
 /** The seller's tasks and test scenarios. */
 const SELLER = [
   'create_media_buy',
+  'get_account_financials',
   'get_media_buy_delivery',
   'get_media_buys',
   'get_products',

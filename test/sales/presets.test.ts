@@ -14,6 +14,7 @@ const SALES_TOOLS = [
   'build_creative',
   'comply_test_controller',
   'create_media_buy',
+  'get_account_financials',
   'get_media_buy_delivery',
   'get_media_buys',
   'get_products',

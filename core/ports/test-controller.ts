@@ -1,6 +1,7 @@
 import type * as v from 'valibot';
 import { token } from '../token.ts';
 import type { Principal } from './auth.ts';
+import type { Queryable } from './database.ts';
 
 /** Error vocabulary of a controller answer (comply-test-controller-response.json ControllerError). */
 export type ScenarioErrorCode = 'INVALID_TRANSITION' | 'INVALID_STATE' | 'NOT_FOUND' | 'INVALID_PARAMS' | 'FORBIDDEN';
@@ -54,6 +55,10 @@ export interface TestScenario<P = any> {
  */
 export interface TestControllerPort {
   register(...scenarios: TestScenario[]): void;
+  /** Tools whose calls reach an upstream (ad server, activation platform) that force_upstream_unavailable can cut off. */
+  declareUpstreams(...tools: string[]): void;
+  /** Whether this caller's calls to `tool` find its upstream unreachable now (force_upstream_unavailable); read on the caller's `q`. */
+  upstreamDown(q: Queryable, principalId: string, tool: string): Promise<boolean>;
 }
 
 /** A scenario typed from its params schema. */

@@ -7,6 +7,7 @@ import { accountRef, date, versionFields } from '../../lib/adcp/media-buy-fields
 import { figures } from './reports.ts';
 import { loadPackages, queryBuys } from './buys/store.ts';
 import { partition } from './windows.ts';
+import { requireAdServer } from './upstream.ts';
 
 const STATUSES = ['pending_creatives', 'pending_start', 'active', 'paused', 'completed', 'rejected', 'canceled'] as const;
 const status = v.picklist(STATUSES, `must be one of ${STATUSES.join(', ')}`);
@@ -41,6 +42,7 @@ export function getMediaBuyDeliveryTask(deps: SalesDeps) {
     ),
     async handler({ input, principal, clock }) {
       const owner = principal.orgId;
+      await requireAdServer(deps, principal.id, 'get_media_buy_delivery');
       const granularities = deps.adServer.reporting.granularities;
       if (input.time_granularity && !granularities.includes(input.time_granularity)) {
         throw new ProtocolError(

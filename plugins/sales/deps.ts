@@ -47,6 +47,8 @@ export interface SalesDeps {
   governance: GovernancePort | undefined;
   /** The buyer accounts requests name (the sales-accounts plugin). */
   accounts: SalesAccountsPort;
+  /** A sandbox's forced outages (the test controller's force_upstream_unavailable); absent: none. */
+  upstreamDown?: (principalId: string, tool: string) => Promise<boolean>;
   /** Lists of this deployment's governance agent, read in process; others are fetched from their agent. */
   lists: ListReaderPort | undefined;
   options: SalesOptions;

@@ -35,6 +35,7 @@ import { updateMediaBuyTask } from './buys/update.ts';
 import { getMediaBuysTask } from './buys/list.ts';
 import { getMediaBuyDeliveryTask } from './delivery.ts';
 import { getAccountFinancialsTask } from './financials.ts';
+import { AD_SERVER_TOOLS } from './upstream.ts';
 import { createEventHandler } from './impairments.ts';
 import { runDueBuy } from './lifecycle.ts';
 import { mediaBuysPort } from './buys/serving.ts';
@@ -156,6 +157,7 @@ export default definePlugin({
       governance: governanceAgent,
       accounts,
       lists,
+      ...(controller ? { upstreamDown: (principalId: string, tool: string) => controller.upstreamDown(db, principalId, tool) } : {}),
       options: {
         sandbox: o.sandbox,
         minPackageBudget: o.minPackageBudget,
@@ -197,6 +199,7 @@ export default definePlugin({
     creatives.attach(creativePackages);
     adServer.subscribe(createEventHandler(deps));
     controller?.register(...salesScenarios(deps, simulation), ...salesSeeds(deps), ...forcedArmScenarios(deps));
+    controller?.declareUpstreams(...AD_SERVER_TOOLS);
     kernel.scheduler.add({ name: 'lifecycle', intervalMs: o.jobIntervalMs, run: async () => ((await runDueBuy(deps)) ? 'again' : undefined) });
     let pinned: v.InferOutput<typeof sandboxLists> = [];
     if (o.sandboxLists) {

@@ -13,6 +13,8 @@ import { activationKey, agentAccess, deployment, destKey, minutesFor, pricingOpt
 export interface ActivationOptions extends RenderOptions {
   /** Override of the time activation takes (tests, the public test agent); default: the catalog's estimate. */
   activationDelaySeconds?: number;
+  /** A sandbox's forced outages of the activation platforms (force_upstream_unavailable); absent: none. */
+  upstreamDown?: (q: Queryable, principalId: string, tool: string) => Promise<boolean>;
 }
 
 /** Problems with the targets of an activation, each naming its field. */
@@ -93,6 +95,13 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, catalog: Sign
     input: activateSignalInput,
     async handler({ input, principal, clock, namespace, task, tx }) {
       const q = tx ?? db;
+      if (options.upstreamDown && (await options.upstreamDown(q, principal.id, 'activate_signal'))) {
+        throw new ProtocolError('SERVICE_UNAVAILABLE', 'activate_signal: the activation platforms cannot be reached (sandbox outage); retry later', {
+          status: 503,
+          recovery: 'transient',
+          retryAfter: 60,
+        });
+      }
       const field = input.destinations ? 'destinations' : 'deployments';
       const targets = (input.destinations ?? input.deployments)!;
       const copy = catalog.current();

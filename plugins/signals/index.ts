@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { definePlugin, optional } from '../../core/plugin.ts';
 import { loadMigrations } from '../../core/migrations.ts';
-import { Database } from '../../core/ports/database.ts';
+import { Database, type Queryable } from '../../core/ports/database.ts';
 import { Ids } from '../../core/ports/ids.ts';
 import { Tasks, type Json, type TaskHandle } from '../../core/task.ts';
 import { countSignals, importCatalog } from './catalog.ts';
@@ -47,6 +47,7 @@ export default definePlugin({
       agentUrl: options.agentUrl ?? config.server.publicUrl ?? `http://localhost:${config.server.port}`,
       activationDelaySeconds: options.activationDelaySeconds,
       agentActivationMinutes: options.agentActivationMinutes,
+      ...(controller ? { upstreamDown: (q: Queryable, principalId: string, tool: string) => controller.upstreamDown(q, principalId, tool) } : {}),
     };
     // get_signals ranks with this copy of the catalog's text index; every instance reloads it on change notifications.
     const catalog = new SignalsCatalog(db);
@@ -58,6 +59,7 @@ export default definePlugin({
     const block: Json = { discovery_modes: ['brief'], features: { catalog_signals: true } };
     tasks.declareCapability({ protocol: 'signals', block: { signals: block }, specialisms: ['signal-marketplace', 'signal-owned'] });
     controller?.register(...signalsScenarios(db, clock, store, reads), forcedArmScenario(db, clock));
+    controller?.declareUpstreams('activate_signal');
     return {
       async start() {
         if (options.seed && (await countSignals(db)) === 0) {

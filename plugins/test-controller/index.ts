@@ -5,6 +5,11 @@ import { defineTask, Tasks, type Json } from '../../core/task.ts';
 import { ScenarioError, TestController, type TestScenario } from '../../core/ports/test-controller.ts';
 import { TaskStore } from '../../core/ports/tasks.ts';
 import { taskCompletionScenario } from './task-completion.ts';
+import { UpstreamOutages } from './upstream-outages.ts';
+import { Database } from '../../core/ports/database.ts';
+import { Clock } from '../../core/ports/clock.ts';
+import { loadMigrations } from '../../core/migrations.ts';
+import { join } from 'node:path';
 
 /** Scenarios AdCP 3.0.6 enumerates in `compliance_testing.scenarios` (3.1 accepts any string). */
 const SCENARIOS_3_0 = new Set([
@@ -46,12 +51,19 @@ const input = v.looseObject({
 export default definePlugin({
   name: 'test-controller',
   provides: [TestController],
-  deps: { tasks: Tasks, store: TaskStore },
+  deps: { tasks: Tasks, store: TaskStore, db: Database, clock: Clock },
+  migrations: loadMigrations(join(import.meta.dir, 'migrations')),
   options,
   env: { TEST_CONTROLLER: { path: 'enabled', type: 'bool' } },
-  init({ tasks, store }, kernel) {
+  init({ tasks, store, db, clock }, kernel) {
     const scenarios = new Map<string, TestScenario>();
+    const outages = new UpstreamOutages(db, clock);
     kernel.provide(TestController, {
+      declareUpstreams(...tools) {
+        for (const t of tools) outages.tools.add(t);
+      },
+      // A deployment whose controller is off has no outages (and asks nothing of the database).
+      upstreamDown: (q, principalId, tool) => (kernel.options.enabled ? outages.down(q, principalId, tool) : Promise.resolve(false)),
       register(...list) {
         for (const s of list) {
           if (scenarios.has(s.name)) throw new Error(`Test scenario "${s.name}" is registered twice`);
@@ -61,6 +73,7 @@ export default definePlugin({
     });
     if (!kernel.options.enabled) return;
     scenarios.set('force_task_completion', taskCompletionScenario(store));
+    scenarios.set('force_upstream_unavailable', outages.scenario());
     const offered = (protocols?: readonly string[]) => [...scenarios.values()].filter((s) => !protocols || protocols.includes(s.protocol));
     tasks.add(
       defineTask({

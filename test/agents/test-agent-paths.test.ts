@@ -42,6 +42,7 @@ const SELLER_SCENARIOS = [
   'force_create_media_buy_arm',
   'force_get_products_arm',
   'force_task_completion',
+  'force_upstream_unavailable',
 ];
 const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative'];
 const GOVERNANCE = ['check_governance', 'get_plan_audit_logs', 'report_plan_outcome', 'sync_plans'];
@@ -85,9 +86,9 @@ const TOOLS: Record<string, string[]> = {
 const SCENARIOS: Record<string, string[]> = {
   // The seller also serves the creative tasks: formats seeded per account too.
   sales: [...SELLER_SCENARIOS, 'seed_creative_format'],
-  signals: ['force_signal_activation_status', 'force_get_signals_arm', 'force_task_completion'],
+  signals: ['force_signal_activation_status', 'force_get_signals_arm', 'force_task_completion', 'force_upstream_unavailable'],
   governance: ['seed_plan', 'seed_media_buy_artifacts', ...SELLER_SCENARIOS],
-  brand: ['force_session_status', 'force_task_completion', 'force_rights_revoked'],
+  brand: ['force_session_status', 'force_task_completion', 'force_upstream_unavailable', 'force_rights_revoked'],
 };
 
 // The preset's own plugin list, minus its storage entry (the test server adds an isolated one).

@@ -6,7 +6,7 @@ import { TaskStore } from '../../core/ports/tasks.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { HOSTS, type TaskClient } from '../support/agent.ts';
 import { bothVersionsErrors } from '../support/schemas.ts';
-import { HMAC_SECRET, HOUR, MIN, startSalesWorld, type SalesWorld } from '../sales/fixture.ts';
+import { HMAC_SECRET, HOUR, MIN, OTHER_TOKEN, startSalesWorld, type SalesWorld } from '../sales/fixture.ts';
 import { REFERENCE_AGENT } from '../sales/support/reference-formats.ts';
 
 let n = 0;
@@ -249,6 +249,42 @@ forEachDatabase<SalesWorld>(
       const pushed = w.events.filter((e) => e.payload.task_id === 'task_signals_later' || e.payload.operation_id === 'signals-later');
       expect(pushed.map((e) => e.payload.status)).toContain('completed');
       expect(pushed.find((e) => e.payload.status === 'completed')!.payload.result).toMatchObject(result);
+      await c.close();
+    });
+
+    test('force_upstream_unavailable: the named tool finds its upstream unreachable for that caller only (SERVICE_UNAVAILABLE, nothing written)', async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      const unknown = await control(c, 'force_upstream_unavailable', { tool: 'get_products' });
+      valid(unknown.body);
+      expect(unknown.body).toMatchObject({ success: false, error: 'INVALID_PARAMS' });
+      expect(unknown.body.error_detail).toContain('create_media_buy');
+      const forced = await control(c, 'force_upstream_unavailable', { tool: 'create_media_buy' });
+      valid(forced.body);
+      expect(forced.body).toMatchObject({ success: true, previous_state: 'available', current_state: 'unavailable' });
+      const account = await sandboxAccount(c, 'outage');
+      const before = (await c.call('get_media_buys', { account: { account_id: account } })).body.media_buys.length;
+      const refused = await c.call('create_media_buy', {
+        idempotency_key: key('outage'),
+        account: { account_id: account },
+        start_time: 'asap',
+        end_time: new Date(w.clock.now().getTime() + 48 * HOUR).toISOString(),
+        packages: [{ product_id: 'ctv_sports_premium', pricing_option_id: 'ctv_sports_cpm_fixed', budget: 6000 }],
+      });
+      expect(refused.ok).toBe(false);
+      expect(JSON.stringify(refused.body)).toContain('SERVICE_UNAVAILABLE');
+      expect((await c.call('get_media_buys', { account: { account_id: account } })).body.media_buys.length).toBe(before);
+      // Another caller still reaches the ad server; the wildcard cuts this caller off every upstream.
+      const other = await w.client('mcp', OTHER_TOKEN);
+      expect((await other.call('get_media_buy_delivery', {})).ok).toBe(true);
+      await other.close();
+      expect((await control(c, 'force_upstream_unavailable', { tool: '*' })).body.success).toBe(true);
+      const activation = await c.call('activate_signal', {
+        idempotency_key: key('act'),
+        signal_agent_segment_id: 'sig_auto_intenders_ev',
+        destinations: [{ type: 'platform', platform: 'the-trade-desk' }],
+      });
+      expect(JSON.stringify(activation.body)).toContain('SERVICE_UNAVAILABLE');
       await c.close();
     });
 

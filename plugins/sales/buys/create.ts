@@ -12,6 +12,7 @@ import { dueAt } from './due.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
 import { addHistory, insertBuy, loadBuy, loadPackages, newBuy, updateBuy, type BuyRow, type ChannelConfig, type ReportingConfig } from './store.ts';
 import { renderBuy } from './render.ts';
+import { requireAdServer } from '../upstream.ts';
 import { requireTransition } from './status.ts';
 import { consultGovernance, reportGovernanceOutcome } from './governance.ts';
 import { findProposal, proposalPackages } from '../proposals.ts';
@@ -84,6 +85,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
     input: createMediaBuyInput,
     async handler({ input, principal, clock, ids, context, task, idempotency }) {
       const owner = principal.orgId;
+      await requireAdServer(deps, principal.id, 'create_media_buy');
       if (!input.packages === !input.proposal_id)
         throw new ProtocolError('INVALID_REQUEST', 'packages: send either packages or a proposal_id with total_budget', { field: 'packages' });
       if (input.proposal_id && !input.total_budget)

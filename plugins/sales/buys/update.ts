@@ -15,6 +15,7 @@ import { needsCreatives, planPackages, writePackages } from './packages.ts';
 import { requireAction, requireTransition, VALID_ACTIONS } from './status.ts';
 import { addHistory, loadBuy, loadPackages, TERMINAL, updateBuy, type BuyRow, type PackageRow } from './store.ts';
 import { renderPackage } from './render.ts';
+import { requireAdServer } from '../upstream.ts';
 import { matchPackageLists, type ListMatch } from '../list-targeting.ts';
 
 const packageUpdate = v.object({
@@ -56,6 +57,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
     input: updateMediaBuyInput,
     async handler({ input, principal, clock }) {
       const owner = principal.orgId;
+      await requireAdServer(deps, principal.id, 'update_media_buy');
       const actor = principal.orgName;
       const changes = ['paused', 'canceled', 'start_time', 'end_time', 'packages', 'new_packages', 'push_notification_config', 'reporting_webhook'] as const;
       if (!changes.some((k) => input[k] !== undefined)) {

@@ -78,8 +78,8 @@ export const SI_OFFERINGS = [
 export const TENANTS = [
   { id: 'signals', name: 'Signals', protocols: ['signals', 'compliance'] },
   { id: 'sales', name: 'Sales', protocols: ['media_buy', 'creative', 'compliance'] },
-  { id: 'creative', name: 'Creative', protocols: ['creative'] },
-  { id: 'creative-builder', name: 'Creative builder', protocols: ['creative'] },
+  { id: 'creative', name: 'Creative', protocols: ['creative', 'compliance'] },
+  { id: 'creative-builder', name: 'Creative builder', protocols: ['creative', 'compliance'] },
   // The governance storyboards act as a buyer on ONE url: plans and checks, then create_media_buy
   // and delivery under them. The governance agent's path therefore fronts the same seller too.
   { id: 'governance', name: 'Governance', protocols: ['governance', 'media_buy', 'compliance'] },

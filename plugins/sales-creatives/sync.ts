@@ -19,7 +19,7 @@ export function syncCreativesTask(deps: CreativesDeps) {
     name: 'sync_creatives',
     description:
       'Upload creatives to the account library (format ids validated with the creative agent that defines them) and assign them to packages; a buy waiting for creatives moves to pending_start when every package has one.',
-    protocol: 'media_buy',
+    protocol: 'creative',
     mutating: true,
     input: v.object({
       ...versionFields,

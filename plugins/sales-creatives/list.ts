@@ -11,7 +11,9 @@ export function listCreativesTask(deps: CreativesDeps) {
   return defineTask({
     name: 'list_creatives',
     description: "The caller's creative library: filter by ids, status, tags, name, media buys or packages; assignments on request; cursor pagination.",
-    protocol: 'creative',
+    protocol: 'media_buy',
+    // The library is the creative agent's too (CreativeStore): its mounts serve it.
+    servedWith: ['creative'],
     input: v.object({
       ...versionFields,
       account: v.optional(accountRef),

@@ -19,7 +19,9 @@ export function syncCreativesTask(deps: CreativesDeps) {
     name: 'sync_creatives',
     description:
       'Upload creatives to the account library (format ids validated with the creative agent that defines them) and assign them to packages; a buy waiting for creatives moves to pending_start when every package has one.',
-    protocol: 'creative',
+    protocol: 'media_buy',
+    // The library is the creative agent's too (CreativeStore): its mounts serve it.
+    servedWith: ['creative'],
     mutating: true,
     input: v.object({
       ...versionFields,

@@ -58,7 +58,8 @@ export default definePlugin({
       },
     });
     if (!kernel.options.enabled) return;
-    const offered = (protocols?: readonly string[]) => [...scenarios.values()].filter((s) => !protocols || protocols.includes(s.protocol));
+    const offered = (protocols?: readonly string[]) =>
+      [...scenarios.values()].filter((s) => !protocols || protocols.includes(s.protocol) || !!s.servedWith?.some((p) => protocols.includes(p)));
     tasks.add(
       defineTask({
         name: 'comply_test_controller',

@@ -40,18 +40,21 @@ const SELLER_SCENARIOS = [
   'force_create_media_buy_arm',
 ];
 const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative'];
+/** The creative agent as an ad server over the deployment's creative library (served by the seller too). */
+const AD_SERVER = ['get_creative_delivery', 'report_usage'];
+const LIBRARY = ['list_creatives', 'sync_creatives'];
 const GOVERNANCE = ['check_governance', 'get_plan_audit_logs', 'report_plan_outcome', 'sync_plans'];
 // Property and collection lists (plugins/governance-lists) on the same governance agent.
 const LISTS = ['property_list', 'collection_list'].flatMap((n) => [`create_${n}`, `get_${n}`, `update_${n}`, `delete_${n}`, `list_${n}s`]);
 /** What each path of the test agent serves, and nothing else. */
 const TOOLS: Record<string, string[]> = {
   // A seller that builds creatives (storyboard creative_generative/seller): the creative tasks too.
-  sales: [...COMMON, ...CONTROL, ...CREATIVE, ...SELLER],
+  sales: [...COMMON, ...CONTROL, ...CREATIVE, ...AD_SERVER, ...SELLER],
   signals: [...COMMON, ...CONTROL, 'activate_signal', 'get_signals'],
   // The governance storyboards buy under their plans on the same URL: the seller's tasks too.
   governance: [...COMMON, ...CONTROL, ...GOVERNANCE, ...LISTS, 'validate_property_delivery', ...SELLER],
-  creative: [...COMMON, ...CREATIVE],
-  'creative-builder': [...COMMON, ...CREATIVE],
+  creative: [...COMMON, ...CONTROL, ...CREATIVE, ...AD_SERVER, ...LIBRARY],
+  'creative-builder': [...COMMON, ...CONTROL, ...CREATIVE, ...AD_SERVER, ...LIBRARY],
   brand: [...COMMON, ...CONTROL, 'get_brand_identity', 'si_get_offering', 'si_initiate_session', 'si_send_message', 'si_terminate_session', 'list_si_sessions'],
 };
 const SCENARIOS: Record<string, string[]> = {
@@ -60,6 +63,9 @@ const SCENARIOS: Record<string, string[]> = {
   signals: ['force_signal_activation_status'],
   governance: ['seed_plan', ...SELLER_SCENARIOS],
   brand: ['force_session_status'],
+  // The creative library's scenarios (seeded creatives, forced review) and seeded formats.
+  creative: ['seed_creative_format', 'seed_creative', 'force_creative_status'],
+  'creative-builder': ['seed_creative_format', 'seed_creative', 'force_creative_status'],
 };
 
 // The preset's own plugin list, minus its storage entry (the test server adds an isolated one).

@@ -30,6 +30,7 @@ import { CreativeLibrary, type CreativeStorePort } from '../../core/ports/creati
 import { trackerRoute } from './trackers.ts';
 import { creativeDeliveryTask } from './tasks/delivery.ts';
 import { reportUsageTask } from './tasks/report-usage.ts';
+import { creativeFeaturesTask, listTransformersTask, validateInputTask } from './tasks/describe.ts';
 
 export const DEFAULT_SEED = join(import.meta.dir, 'seed.json');
 /** This agent's own display templates (plain sizes such as display_300x250, and source_master to adapt from). */
@@ -176,7 +177,14 @@ export default definePlugin({
       },
     });
     controller?.register(seedFormatScenario(db, clock, agentUrl));
-    tasks.add(listFormatsTask(ctx), buildCreativeTask(ctx), previewCreativeTask(ctx));
+    tasks.add(
+      listFormatsTask(ctx),
+      buildCreativeTask(ctx),
+      previewCreativeTask(ctx),
+      listTransformersTask(ctx),
+      validateInputTask(ctx),
+      creativeFeaturesTask(ctx),
+    );
     tasks.declareCapability({
       protocol: 'creative',
       specialisms: ['creative-template', 'creative-generative'],

@@ -39,7 +39,7 @@ const SELLER_SCENARIOS = [
   'simulate_budget_spend',
   'force_create_media_buy_arm',
 ];
-const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative'];
+const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative', 'list_transformers', 'validate_input', 'get_creative_features'];
 /** The creative agent as an ad server over the deployment's creative library (served by the seller too). */
 const AD_SERVER = ['get_creative_delivery', 'report_usage'];
 const LIBRARY = ['list_creatives', 'sync_creatives'];

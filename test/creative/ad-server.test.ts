@@ -205,6 +205,41 @@ forEachDatabase(
       expect(await count(s, 'creative_usage_reports')).toBe(1);
     });
 
+    test('list_transformers, validate_input and get_creative_features describe what the agent accepts', async () => {
+      const s = get();
+      const transformers = await call(s, A, 'list_transformers', {});
+      expect(transformers.status).toBe(200);
+      expect(bothVersionsErrors('creative/list-transformers-response.json', transformers.body)).toEqual([]);
+      expect(transformers.body.transformers.map((t: any) => t.transformer_id)).toEqual(['generate', 'adapt', 'serving_tag']);
+      const narrowed = await call(s, A, 'list_transformers', { output_format_ids: [fid('display_300x250')], name_search: 'brief' });
+      expect(narrowed.body.transformers.map((t: any) => t.transformer_id)).toEqual(['generate']);
+
+      const manifest = { format_id: HERO.format_id, assets: HERO.assets };
+      const validated = await call(s, A, 'validate_input', {
+        manifest,
+        targets: [
+          { kind: 'canonical', id: 'display_300x250_image' },
+          { kind: 'canonical', id: 'native_standard' },
+          { kind: 'product', id: 'prod_1' },
+        ],
+      });
+      expect(validated.status).toBe(200);
+      expect(bothVersionsErrors('creative/validate-input-response.json', validated.body)).toEqual([]);
+      expect(validated.body.results.map((r: any) => r.result_kind)).toEqual(['validated_pass', 'validated_fail', 'unvalidatable_nondeterministic']);
+      expect(validated.body.results[1].violations[0].field).toStartWith('manifest.assets.');
+
+      const features = await call(s, A, 'get_creative_features', { creative_manifest: manifest });
+      expect(features.status).toBe(200);
+      expect(bothVersionsErrors('creative/get-creative-features-response.json', features.body)).toEqual([]);
+      expect(Object.fromEntries(features.body.results.map((r: any) => [r.feature_id, r.value]))).toEqual({
+        asset_count: 2,
+        format_known: true,
+        has_clickthrough: true,
+        secure_urls: true,
+        format_requirements_met: true,
+      });
+    });
+
     test('bad input is a 4xx naming the field, and writes nothing', async () => {
       const s = get();
       const tables = ['creative_serving_tags', 'creative_delivery_events', 'creative_usage_reports', 'sales_creatives'];
@@ -214,6 +249,10 @@ forEachDatabase(
         ['build_creative', { idempotency_key: key(), creative_id: 'hero_300x250', target_format_id: fid('vast_30s') }, 422, 'target_format_id.id'],
         ['build_creative', { idempotency_key: key(), creative_id: 'missing', target_format_id: fid('display_300x250_image') }, 404, 'creative_id'],
         ['get_creative_delivery', { account: ACCOUNT }, 400, 'media_buy_ids'],
+        ['list_transformers', { transformer_ids: [] }, 400, 'transformer_ids'],
+        ['validate_input', { manifest: { format_id: 'display_300x250_image', assets: {} } }, 400, 'manifest.format_id'],
+        ['validate_input', { manifest: { format_id: HERO.format_id, assets: {} }, targets: [{ kind: 'store', id: 'x' }] }, 400, 'targets[0].kind'],
+        ['get_creative_features', { creative_manifest: { format_id: HERO.format_id, assets: {} }, feature_ids: ['mood'] }, 400, 'feature_ids[0]'],
         ['get_creative_delivery', { creative_ids: ['hero_300x250'], start_date: '2026-02-30' }, 400, 'start_date'],
         ['get_creative_delivery', { creative_ids: ['hero_300x250'], start_date: '2026-03-02', end_date: '2026-03-01' }, 400, 'start_date'],
         ['report_usage', { idempotency_key: key(), reporting_period: { start: '2026-03-01T00:00:00Z', end: '2026-03-31T00:00:00Z' }, usage: [] }, 400, 'usage'],

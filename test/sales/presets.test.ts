@@ -14,6 +14,8 @@ const SALES_TOOLS = [
   'build_creative',
   'comply_test_controller',
   'create_media_buy',
+  'get_creative_delivery',
+  'get_creative_features',
   'get_media_buy_delivery',
   'get_media_buys',
   'get_products',
@@ -22,15 +24,18 @@ const SALES_TOOLS = [
   'list_accounts',
   'list_creative_formats',
   'list_creatives',
+  'list_transformers',
   'log_event',
   'preview_creative',
   'provide_performance_feedback',
+  'report_usage',
   'sync_accounts',
   'sync_audiences',
   'sync_catalogs',
   'sync_creatives',
   'sync_event_sources',
   'update_media_buy',
+  'validate_input',
 ];
 
 // The presets' own plugin lists, minus their storage entry (the test server adds an isolated one).

@@ -203,6 +203,41 @@ forEachDatabase(
       const listed = await call(s, B, 'list_creatives', { filters: { creative_ids: ['hero_300x250'] } });
       expect(listed.body.creatives).toEqual([]);
       expect(await count(s, 'creative_usage_reports')).toBe(1);
+
+      // Naming A's account by its id does not open it.
+      const [{ account_id }] = await s.deployment
+        .get(Database)
+        .query<{ account_id: string }>(sql`SELECT account_id FROM sales_creatives WHERE creative_id = 'hero_300x250'`);
+      const foreign = { account_id };
+      const synced = await call(s, B, 'sync_creatives', { idempotency_key: key(), account: foreign, creatives: [{ ...HERO, name: 'Taken over' }] });
+      expect([synced.status, synced.body.error?.code ?? synced.body.code]).toEqual([404, 'ACCOUNT_NOT_FOUND']);
+      expect((await call(s, B, 'list_creatives', { account: foreign })).body.creatives).toEqual([]);
+      expect((await call(s, B, 'get_creative_delivery', { account: foreign, creative_ids: ['hero_300x250'] })).body.creatives).toEqual([]);
+      const viaAccount = await call(s, B, 'build_creative', {
+        idempotency_key: key(),
+        account: foreign,
+        creative_id: 'hero_300x250',
+        target_format_id: fid('display_300x250_image'),
+      });
+      expect(viaAccount.status).toBe(404);
+      const [mine] = (await call(s, A, 'list_creatives', { filters: { creative_ids: ['hero_300x250'] } })).body.creatives;
+      expect(mine.name).toBe('Hero banner');
+    });
+
+    test("one organization's accounts: delivery per account, a creative id in two accounts needs the account", async () => {
+      const s = get();
+      const other = { brand: { domain: 'other.example' }, operator: 'other.example' };
+      await call(s, A, 'sync_creatives', { idempotency_key: key(), account: other, creatives: [HERO] });
+      const target = { target_format_id: fid('display_300x250_image'), media_buy_id: 'mb_2' };
+      const ambiguous = await call(s, A, 'build_creative', { idempotency_key: key(), creative_id: 'hero_300x250', ...target });
+      expect([ambiguous.status, ambiguous.body.field]).toEqual([400, 'account']);
+      const built = await call(s, A, 'build_creative', { idempotency_key: key(), creative_id: 'hero_300x250', account: other, ...target });
+      expect(built.status).toBe(200);
+      await fetch(built.body.creative_manifest.assets.impression_tracker.url);
+      const theirs = await call(s, A, 'get_creative_delivery', { account: other, creative_ids: ['hero_300x250'] });
+      expect(theirs.body.creatives.map((c: any) => [c.media_buy_id, c.totals.impressions])).toEqual([['mb_2', 1]]);
+      const first = await call(s, A, 'get_creative_delivery', { account: ACCOUNT, creative_ids: ['hero_300x250'] });
+      expect(first.body.creatives.map((c: any) => [c.media_buy_id, c.totals.impressions])).toEqual([['mb_1', 3]]);
     });
 
     test('list_transformers, validate_input and get_creative_features describe what the agent accepts', async () => {
@@ -246,7 +281,12 @@ forEachDatabase(
       const before = await Promise.all(tables.map((t) => count(s, t)));
       const cases: [string, Record<string, unknown>, number, string][] = [
         ['build_creative', { idempotency_key: key(), creative_id: '', target_format_id: fid('display_300x250_image') }, 400, 'creative_id'],
-        ['build_creative', { idempotency_key: key(), creative_id: 'hero_300x250', target_format_id: fid('vast_30s') }, 422, 'target_format_id.id'],
+        [
+          'build_creative',
+          { idempotency_key: key(), creative_id: 'hero_300x250', account: ACCOUNT, target_format_id: fid('vast_30s') },
+          422,
+          'target_format_id.id',
+        ],
         ['build_creative', { idempotency_key: key(), creative_id: 'missing', target_format_id: fid('display_300x250_image') }, 404, 'creative_id'],
         ['get_creative_delivery', { account: ACCOUNT }, 400, 'media_buy_ids'],
         ['list_transformers', { transformer_ids: [] }, 400, 'transformer_ids'],

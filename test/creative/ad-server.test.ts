@@ -75,10 +75,14 @@ const call = async (s: TestServer, token: string, task: string, json: Record<str
 const count = async (s: TestServer, table: string) =>
   (await s.deployment.get(Database).query<{ n: number }>(sql`SELECT count(*)::int AS n FROM ${sql.raw(table)}`))[0]!.n;
 
-forEachDatabase(
+// Two instances on one database: tags and tracker hits are rows, so either instance serves and counts them.
+forEachDatabase<TestServer & { second: TestServer }>(
   'creative ad server',
-  start,
-  async (s) => s.close(),
+  async (adapter, schema) => Object.assign(await start(adapter, schema), { second: await start(adapter, schema) }),
+  async (s) => {
+    await s.second.close();
+    await s.close();
+  },
   (get) => {
     let tagManifest: any;
 
@@ -156,11 +160,24 @@ forEachDatabase(
       expect((await fetch(impression.replace(/impression$/, 'view'))).status).toBe(404);
       expect(await count(s, 'creative_delivery_events')).toBe(before);
 
+      // The other instance hands out the same tag for the same placement, and records its hits.
+      const again = await call(s.second, A, 'build_creative', {
+        idempotency_key: key(),
+        creative_id: 'hero_300x250',
+        account: ACCOUNT,
+        target_format_id: fid('display_300x250_image'),
+        media_buy_id: 'mb_1',
+        package_id: 'pkg_1',
+      });
+      const secondPixel = again.body.creative_manifest.assets.impression_tracker.url as string;
+      expect(secondPixel).toBe(impression.replace(s.base, s.second.base));
+      expect((await fetch(secondPixel)).status).toBe(200);
+
       const delivery = await call(s, A, 'get_creative_delivery', { account: ACCOUNT, media_buy_ids: ['mb_1'] });
       expect(delivery.status).toBe(200);
       expect(bothVersionsErrors('creative/get-creative-delivery-response.json', delivery.body)).toEqual([]);
       const hero = delivery.body.creatives.find((c: any) => c.creative_id === 'hero_300x250');
-      expect(hero.totals).toMatchObject({ impressions: 3, clicks: 1 });
+      expect(hero.totals).toMatchObject({ impressions: 4, clicks: 1 });
       expect(hero.media_buy_id).toBe('mb_1');
       expect(hero.variants).toHaveLength(1);
       const spot = delivery.body.creatives.find((c: any) => c.creative_id === 'spot_30s');
@@ -173,7 +190,7 @@ forEachDatabase(
     test('report_usage keeps records of library creatives, answers others in errors', async () => {
       const s = get();
       const period = { start: '2026-03-01T00:00:00Z', end: '2026-03-31T23:59:59Z' };
-      const usage = { account: ACCOUNT, creative_id: 'hero_300x250', impressions: 3, vendor_cost: 0.01, currency: 'USD', pricing_option_id: 'po_cpm' };
+      const usage = { account: ACCOUNT, creative_id: 'hero_300x250', impressions: 4, vendor_cost: 0.01, currency: 'USD', pricing_option_id: 'po_cpm' };
       const reported = await call(s, A, 'report_usage', {
         idempotency_key: key(),
         reporting_period: period,
@@ -237,7 +254,7 @@ forEachDatabase(
       const theirs = await call(s, A, 'get_creative_delivery', { account: other, creative_ids: ['hero_300x250'] });
       expect(theirs.body.creatives.map((c: any) => [c.media_buy_id, c.totals.impressions])).toEqual([['mb_2', 1]]);
       const first = await call(s, A, 'get_creative_delivery', { account: ACCOUNT, creative_ids: ['hero_300x250'] });
-      expect(first.body.creatives.map((c: any) => [c.media_buy_id, c.totals.impressions])).toEqual([['mb_1', 3]]);
+      expect(first.body.creatives.map((c: any) => [c.media_buy_id, c.totals.impressions])).toEqual([['mb_1', 4]]);
     });
 
     test('list_transformers, validate_input and get_creative_features describe what the agent accepts', async () => {

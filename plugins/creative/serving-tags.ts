@@ -18,7 +18,8 @@ export const VAST_TARGET = /vast/i;
 
 /** A video creative: its format id says so, or it carries a video asset. */
 export const isVideo = (c: LibraryCreative): boolean => VIDEO_ID.test(c.format_id.id) || Object.values(c.assets).some((a) => a.asset_type === 'video');
-const httpUrl = (u: unknown): u is string => typeof u === 'string' && /^https?:\/\/\S+$/i.test(u) && URL.canParse(u);
+// No `]]>`: media URLs go into the VAST tag's CDATA sections.
+const httpUrl = (u: unknown): u is string => typeof u === 'string' && /^https?:\/\/\S+$/i.test(u) && !u.includes(']]>') && URL.canParse(u);
 const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The creative's landing page: its clickthrough URL asset (else any URL asset not a tracker). */

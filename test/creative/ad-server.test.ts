@@ -222,10 +222,10 @@ forEachDatabase<TestServer & { second: TestServer }>(
       expect(await count(s, 'creative_usage_reports')).toBe(1);
 
       // Naming A's account by its id does not open it.
-      const [{ account_id }] = await s.deployment
+      const [row] = await s.deployment
         .get(Database)
         .query<{ account_id: string }>(sql`SELECT account_id FROM sales_creatives WHERE creative_id = 'hero_300x250'`);
-      const foreign = { account_id };
+      const foreign = { account_id: row!.account_id };
       const synced = await call(s, B, 'sync_creatives', { idempotency_key: key(), account: foreign, creatives: [{ ...HERO, name: 'Taken over' }] });
       expect([synced.status, synced.body.error?.code ?? synced.body.code]).toEqual([404, 'ACCOUNT_NOT_FOUND']);
       expect((await call(s, B, 'list_creatives', { account: foreign })).body.creatives).toEqual([]);

@@ -20,8 +20,9 @@ export interface LibraryCreative {
 export interface CreativeStorePort {
   /**
    * The account a reference names for `owner` (ProtocolError ACCOUNT_NOT_FOUND, 404, naming `field`).
-   * null on a sandbox deployment for an `account_id` nobody created: storyboards name preloaded ad
-   * server accounts by fixture ids, so such a reference holds nothing and narrows nothing else.
+   * null on a sandbox deployment for an `account_id` nobody created: storyboards name the accounts of
+   * creatives they seeded by fixture ids, so such a reference narrows nothing (the caller's own
+   * creatives, in any of its accounts).
    */
   accountId(owner: string, account: unknown, field: string): Promise<string | null>;
   /** `owner`'s creatives of these ids, in the account when one is given; foreign or unknown ids are absent. */

@@ -37,9 +37,9 @@ export function listCreativesTask(deps: CreativesDeps) {
       const f = input.filters ?? {};
       const where = [sql`c.owner = ${owner}::text`];
       if (input.account) {
-        // A sandbox fixture account id nobody created holds no creatives.
+        // A sandbox fixture account id nobody created narrows nothing (still only the caller's creatives).
         const accountId = await libraryAccountId(deps, owner, input.account, 'account');
-        where.push(accountId ? sql`c.account_id = ${accountId}::text` : sql`false`);
+        if (accountId) where.push(sql`c.account_id = ${accountId}::text`);
       }
       if (f.creative_ids) where.push(sql`c.creative_id = ANY(${f.creative_ids}::text[])`);
       if (f.statuses) where.push(sql`c.status = ANY(${f.statuses}::text[])`);

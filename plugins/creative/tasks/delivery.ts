@@ -52,8 +52,8 @@ export function creativeDeliveryTask(ctx: CreativeContext, store: () => Creative
       const library = store();
       if (!library) throw new ProtocolError('UNSUPPORTED_FEATURE', 'This creative agent has no creative library', { field: 'creative_ids' });
       const owner = principal.orgId;
-      const accountId = input.account ? await library.accountId(owner, input.account, 'account') : undefined;
-      if (accountId === null) return { reporting_period: { start: clock.now().toISOString(), end: clock.now().toISOString() }, currency: 'USD', creatives: [] };
+      // A sandbox fixture account id (null) narrows nothing: still only the caller's tags.
+      const accountId = (input.account ? await library.accountId(owner, input.account, 'account') : undefined) ?? undefined;
       const now = clock.now();
       const start = input.start_date ? new Date(`${input.start_date}T00:00:00Z`) : null;
       const end = input.end_date ? new Date(new Date(`${input.end_date}T00:00:00Z`).getTime() + DAY_MS - 1000) : now;

@@ -63,9 +63,10 @@ const SCENARIOS: Record<string, string[]> = {
   signals: ['force_signal_activation_status'],
   governance: ['seed_plan', ...SELLER_SCENARIOS],
   brand: ['force_session_status'],
-  // The creative library's scenarios (seeded creatives, forced review) and seeded formats.
-  creative: ['seed_creative_format', 'seed_creative', 'force_creative_status'],
-  'creative-builder': ['seed_creative_format', 'seed_creative', 'force_creative_status'],
+  // The creative library's scenarios (seeded creatives, forced review), seeded formats, and the
+  // deployment's products (creative storyboards require seller scenarios).
+  creative: ['seed_creative_format', 'seed_creative', 'force_creative_status', 'seed_product', 'seed_pricing_option'],
+  'creative-builder': ['seed_creative_format', 'seed_creative', 'force_creative_status', 'seed_product', 'seed_pricing_option'],
 };
 
 // The preset's own plugin list, minus its storage entry (the test server adds an isolated one).

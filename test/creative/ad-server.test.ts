@@ -61,7 +61,8 @@ async function start(adapter: Parameters<typeof startServer>[0], schema: string)
       creative({ agentUrl: AGENT_URL, pruneIntervalMs: 0 }),
       salesAccounts({ sandbox: true }),
       salesCreatives({ sandbox: true }),
-      restTasks(),
+      // The whole deployment at /tasks, and a creative agent's path (no media buys) at /creative/tasks.
+      restTasks({ mounts: [{ prefix: '' }, { prefix: '/creative', protocols: ['creative', 'compliance'] }] }),
     ],
     { env: { PUBLIC_URL: `http://127.0.0.1:${port}`, PROTOCOL_NAMESPACE: 'adcp' }, port },
   );
@@ -103,6 +104,20 @@ forEachDatabase<TestServer & { second: TestServer }>(
       // Another organization sees none of it, and cannot name the account.
       const other = await call(s, B, 'list_creatives', {});
       expect(other.body.creatives).toEqual([]);
+    });
+
+    test("on a creative agent's path, assignments to packages are answered per creative, the creatives synced", async () => {
+      const s = get();
+      const res = await s.fetch('/creative/tasks/sync_creatives', {
+        method: 'POST',
+        token: A,
+        json: { idempotency_key: key(), account: ACCOUNT, creatives: [HERO], assignments: [{ creative_id: 'hero_300x250', package_id: 'pkg_x' }] },
+      });
+      const body = (await res.json()) as any;
+      expect(res.status).toBe(200);
+      expect(bothVersionsErrors('creative/sync-creatives-response.json', body)).toEqual([]);
+      expect(body.creatives[0]).toMatchObject({ creative_id: 'hero_300x250', action: 'unchanged', assigned_to: [] });
+      expect(Object.keys(body.creatives[0].assignment_errors)).toEqual(['pkg_x']);
     });
 
     test('capabilities declare the creative-ad-server specialism and the library', async () => {

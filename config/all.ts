@@ -12,8 +12,10 @@ import adServerSimulated from '../plugins/ad-server-simulated/index.ts';
 import { salesPlugins } from './sales.ts';
 import governance from '../plugins/governance/index.ts';
 import governanceLists from '../plugins/governance-lists/index.ts';
+import governanceContent from '../plugins/governance-content/index.ts';
 import creative from '../plugins/creative/index.ts';
 import brandAgent from '../plugins/brand-agent/index.ts';
+import brandRights, { SANDBOX_RIGHTS } from '../plugins/brand-rights/index.ts';
 import testAgent from '../plugins/test-agent/index.ts';
 import signerKeyring from '../plugins/signer-keyring/index.ts';
 import signerHmacLegacy from '../plugins/signer-hmac-legacy/index.ts';
@@ -53,10 +55,14 @@ export default definePreset({
     governance(),
     // Property and collection lists on the governance agent (resolved through the registry where one is deployed).
     governanceLists(),
+    // Content standards on the governance agent (calibration and delivery validation by the rules engine).
+    governanceContent(),
     // Before the sales plugins: they validate format ids with it (and capabilities list creative first).
     creative(),
     ...salesPlugins({ sandbox: true, minAudienceSize: 10 }),
     brandAgent({ brands: SANDBOX_BRANDS, si: { mount: '/brand' } }),
+    // Rights licensing of the sandbox brands on the brand agent (get_rights, acquire_rights...).
+    brandRights({ brands: SANDBOX_BRANDS, rights: SANDBOX_RIGHTS, mount: '/brand' }),
     testAgent({ tenants: TENANTS }),
     signerKeyring(),
     signerHmacLegacy(),

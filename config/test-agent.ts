@@ -5,14 +5,16 @@ import tasks from '../plugins/tasks/index.ts';
 import idempotency from '../plugins/idempotency/index.ts';
 import signals, { DEFAULT_SEED as SIGNALS_SEED } from '../plugins/signals/index.ts';
 import inventoryDb, { DEFAULT_SEED } from '../plugins/inventory-db/index.ts';
-import { CONFORMANCE_PRODUCTS, CONFORMANCE_SIGNALS } from '../plugins/test-agent/index.ts';
+import { CONFORMANCE_PRODUCTS, CONFORMANCE_SIGNALS, SANDBOX_LISTS, SANDBOX_PUBLISHERS } from '../plugins/test-agent/index.ts';
 import adServerSimulated from '../plugins/ad-server-simulated/index.ts';
 import { salesPlugins } from './sales.ts';
 import creative from '../plugins/creative/index.ts';
 import governance from '../plugins/governance/index.ts';
 import governanceLists from '../plugins/governance-lists/index.ts';
+import governanceContent from '../plugins/governance-content/index.ts';
 import registryBrands from '../plugins/registry-brands/index.ts';
 import brandAgent from '../plugins/brand-agent/index.ts';
+import brandRights, { SANDBOX_RIGHTS } from '../plugins/brand-rights/index.ts';
 import testController from '../plugins/test-controller/index.ts';
 import testAgent from '../plugins/test-agent/index.ts';
 import restHost from '../hosts/rest/index.ts';
@@ -84,6 +86,7 @@ export const TENANTS = [
   // The governance storyboards act as a buyer on ONE url: plans and checks, then create_media_buy
   // and delivery under them. The governance agent's path therefore fronts the same seller too.
   { id: 'governance', name: 'Governance', protocols: ['governance', 'media_buy', 'compliance'] },
+  // Brand identity, rights licensing (specialism brand-rights) and sponsored intelligence.
   { id: 'brand', name: 'Brand', protocols: ['brand', 'sponsored_intelligence', 'compliance'] },
 ];
 
@@ -105,11 +108,14 @@ export default definePreset({
     testController({ enabled: true }),
     signals({ activationDelaySeconds: 5, seed: [SIGNALS_SEED, CONFORMANCE_SIGNALS] }),
     // The sandbox catalog plus the product the official storyboards buy when they name none.
-    inventoryDb({ seed: [DEFAULT_SEED, CONFORMANCE_PRODUCTS] }),
+    // Product fixtures the storyboards seed sell the test kits' outdoor publishers (their property lists name them).
+    inventoryDb({ seed: [DEFAULT_SEED, CONFORMANCE_PRODUCTS], fixturePublishers: SANDBOX_PUBLISHERS }),
     adServerSimulated(),
     governance(),
     // Property and collection lists on the governance agent (resolved through the registry where one is deployed).
     governanceLists(),
+    // Content standards on the governance agent (calibration and delivery validation by the rules engine).
+    governanceContent(),
     // Before the sales plugins: the sales agent validates format ids with it (and capabilities list creative first).
     creative(),
     // A caller that lists accounts before declaring one finds the test kits' account (storyboard audience_sync).
@@ -117,11 +123,15 @@ export default definePreset({
       sandbox: true,
       minAudienceSize: 10,
       sandboxAccounts: [{ brand: { domain: 'acmeoutdoor.example' }, operator: 'pinnacle-agency.example' }],
+      // The test kits' property and collection lists, resolved without their (fictional) governance agent.
+      sandboxLists: SANDBOX_LISTS,
     }),
     // The registry's brand data (sandbox brands seeded at start) behind the brand tenant and brand-aware builds.
     rateLimit(),
     registryBrands(),
     brandAgent({ brands: SANDBOX_BRANDS, si: { mount: '/brand', offerings: SI_OFFERINGS } }),
+    // Rights licensing of the sandbox brands (specialism brand-rights on /brand), governed accounts checked with the governance plugin.
+    brandRights({ brands: SANDBOX_BRANDS, rights: SANDBOX_RIGHTS, mount: '/brand' }),
     // Push notifications: RFC 9421 signed (Ed25519 key generated on first start, JWKS at
     // /.well-known/jwks.json), legacy HMAC/Bearer when a registration asks for it; delivered
     // from the database outbox through the SSRF-guarded crawler.

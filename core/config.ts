@@ -21,7 +21,8 @@ const configSchema = v.object({
     workers: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(256)),
   }),
   protocol: v.object({ namespace }),
-  log: v.object({ level: logLevel }),
+  /** `format`: `pretty` (pino-pretty, for people) or `json` (one object a line); default pretty when stdout is a terminal. */
+  log: v.object({ level: logLevel, format: v.optional(v.picklist(['pretty', 'json'], 'must be pretty or json')) }),
   /** Key material for encrypting stored secrets (see core/secret-box.ts); at least 32 characters. */
   secrets: v.object({ key: v.optional(v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters'))) }),
 });
@@ -72,6 +73,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: 'st
   { env: 'MAX_BODY_BYTES', path: 'server.maxBodyBytes', type: 'int', description: 'Request body cap (default 1048576)' },
   { env: 'PROTOCOL_NAMESPACE', path: 'protocol.namespace', type: 'string', description: 'Protocol namespace (default proto; adcp speaks AdCP)' },
   { env: 'LOG_LEVEL', path: 'log.level', type: 'string', description: 'pino level (default info)' },
+  { env: 'LOG_FORMAT', path: 'log.format', type: 'string', description: 'pretty or json (default: pretty when stdout is a terminal, else json)' },
   { env: 'SECRETS_KEY', path: 'secrets.key', type: 'string', description: 'Encrypts stored signing keys and webhook credentials (>= 32 chars)' },
 ];
 

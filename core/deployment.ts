@@ -26,6 +26,8 @@ export interface AssembleOptions {
   overrides?: ReadonlyArray<[Token<any>, unknown]>;
   /** Timer source of the scheduler (tests: ManualTimers). */
   timers?: Timers;
+  /** Log the start-up warnings about configuration (default true; the other workers of one server leave them to the primary). */
+  startupWarnings?: boolean;
 }
 
 export interface Deployment {
@@ -84,7 +86,7 @@ function order(plugins: PluginInstance<any>[], providerOf: Map<symbol, string>):
 export async function assemble(preset: Preset, options: AssembleOptions = {}): Promise<Deployment> {
   const env = options.env ?? process.env;
   const config = loadConfig(preset, env);
-  const logger = options.logger ?? createLogger(config.log.level);
+  const logger = options.logger ?? createLogger(config.log.level, config.log.format);
   const plugins = resolveEntries(preset, config, env);
   const bound = new Map<symbol, unknown>();
   const scheduler = new Scheduler(logger.child({ component: 'scheduler' }), options.timers);
@@ -119,7 +121,7 @@ export async function assemble(preset: Preset, options: AssembleOptions = {}): P
   bound.set(Config.id, config);
   bound.set(Clock.id, systemClock);
   bound.set(Ids.id, defaultIds);
-  bound.set(SecretBox.id, createSecretBox(config.secrets.key, logger));
+  bound.set(SecretBox.id, createSecretBox(config.secrets.key));
   bound.set(Endpoints.id, new EndpointRegistry());
   bound.set(Http.id, new HttpRoutes());
   for (const [t, value] of options.overrides ?? []) bound.set(t.id, value);
@@ -189,7 +191,7 @@ export async function assemble(preset: Preset, options: AssembleOptions = {}): P
     scheduler.start();
     logger.info({ preset: preset.name, plugins: ordered.map((p) => p.definition.name), jobs: scheduler.list() }, 'deployment started');
     const keepsSecrets = ordered.filter((p) => Object.values(p.definition.deps ?? {}).some((d) => depToken(d).id === SecretBox.id));
-    if (!config.secrets.key && keepsSecrets.length) {
+    if (!config.secrets.key && keepsSecrets.length && options.startupWarnings !== false) {
       logger.warn(
         { plugins: keepsSecrets.map((p) => p.definition.name) },
         'SECRETS_KEY is not set: signing keys and webhook credentials are stored unencrypted; set it (>= 32 characters) in production',

@@ -33,9 +33,19 @@ function stdoutBatcher() {
   return stdout;
 }
 
-/** The root logger (JSON lines); plugins get `logger.child({ plugin })`. */
-export function createLogger(level = process.env.LOG_LEVEL ?? 'info'): Logger {
-  const out = stdoutBatcher();
+/** Human-readable lines (pino-pretty, synchronous: nothing is lost at exit), loaded only for a terminal. */
+function prettyStream(): { write(line: string): void } {
+  const pretty = require('pino-pretty') as typeof import('pino-pretty');
+  return pretty({ sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'hostname,pid' });
+}
+
+/**
+ * The root logger; plugins get `logger.child({ plugin })`. JSON lines, or pretty ones for a person at a terminal
+ * (`format` unset and stdout a TTY, or `pretty`).
+ */
+export function createLogger(level = process.env.LOG_LEVEL ?? 'info', format?: 'pretty' | 'json'): Logger {
+  const pretty = format ? format === 'pretty' : !!process.stdout.isTTY;
+  const out = pretty ? prettyStream() : stdoutBatcher();
   return pino(
     {
       level,

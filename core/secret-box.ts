@@ -1,5 +1,4 @@
 import type { SecretBoxPort } from './ports/secrets.ts';
-import type { Logger } from './log.ts';
 
 const PREFIX = 'sealed:v1:';
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
@@ -7,23 +6,18 @@ const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
 /**
  * AES-256-GCM with a key derived (SHA-256) from the configured secret (`SECRETS_KEY`). A fresh
  * 96-bit IV per value; the output is `sealed:v1:<iv>:<ciphertext+tag>`. Without a key, values
- * are stored as given and one warning is logged the first time a secret is sealed.
+ * are stored as given (the deployment warns about that once, at start: core/deployment.ts).
  */
-export function createSecretBox(secret: string | undefined, logger: Logger): SecretBoxPort {
+export function createSecretBox(secret: string | undefined): SecretBoxPort {
   let key: Promise<CryptoKey> | null = null;
   const cryptoKey = () =>
     (key ??= crypto.subtle
       .digest('SHA-256', new TextEncoder().encode(secret))
       .then((raw) => crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt'])));
-  let warned = false;
   return {
     encrypting: !!secret,
     async seal(plaintext) {
-      if (!secret) {
-        if (!warned) logger.warn('SECRETS_KEY is not set: signing keys and webhook credentials are stored unencrypted');
-        warned = true;
-        return plaintext;
-      }
+      if (!secret) return plaintext;
       const iv = crypto.getRandomValues(new Uint8Array(12));
       const sealed = await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, await cryptoKey(), new TextEncoder().encode(plaintext));
       return `${PREFIX}${b64(iv)}:${b64(new Uint8Array(sealed))}`;

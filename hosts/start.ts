@@ -12,6 +12,7 @@ import { ConfigError, type Preset } from '../core/config.ts';
 import { serve } from './serve.ts';
 import { followPrimary, isWorker, startWorkers, workerCount, type Workers } from './workers.ts';
 import { applyMemoryBudget } from './memory-budget.ts';
+import { exitOnHelp, portProblem } from '../lib/cli.ts';
 
 // First: it may replace this process (same pid) to apply MEMORY_BUDGET_MB before anything is assembled.
 applyMemoryBudget();
@@ -26,14 +27,30 @@ function presetFiles(): string[] {
     .sort();
 }
 
+exitOnHelp(`usage: bun run start [preset]   (default config/registry.ts)
+
+Assembles the preset, runs its migrations and serves it; SIGTERM/SIGINT drain and stop.
+Presets: ${presetFiles().join(', ')}
+
+Common settings (environment): PORT (3000), HOST (0.0.0.0), PUBLIC_URL, DATABASE_URL (else PGlite in DATA_DIR,
+default ./data), PROTOCOL_NAMESPACE (proto; set adcp for AdCP clients), SECRETS_KEY, WORKERS, LOG_LEVEL,
+LOG_FORMAT (pretty on a terminal, json otherwise). README.md "Configuration" lists them all.`);
+
 const presetPath = resolve(process.argv[2] ?? 'config/registry.ts');
 
 try {
   if (!existsSync(presetPath)) throw new ConfigError(`no preset at ${process.argv[2]}; the presets are: ${presetFiles().join(', ')}`);
   const preset: Preset = (await import(presetPath)).default;
   if (!preset?.plugins) throw new ConfigError(`${presetPath} has no default-exported preset; the presets are: ${presetFiles().join(', ')}`);
-  const deployment = await assemble(preset);
   const worker = isWorker();
+  const deployment = await assemble(preset, { startupWarnings: !worker });
+  // Before migrations: a port someone else holds is one line, not a stack trace after the schema changed.
+  // (Workers share the primary's port.)
+  const problem = worker ? null : portProblem(deployment.config.server.port, deployment.config.server.host);
+  if (problem) {
+    console.error(`error: ${problem}`);
+    process.exit(1);
+  }
   const { count, reason } = worker ? { count: 1 } : workerCount(deployment);
   if (reason && deployment.config.server.workers > 1) deployment.logger.warn({ workers: deployment.config.server.workers }, reason);
   // The primary starts first, so migrations have run before any worker starts.

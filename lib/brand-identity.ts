@@ -1,4 +1,5 @@
 import type { BrandIdentity } from '../core/ports/brand-lookup.ts';
+import type { BrandProfile } from '../core/ports/brand-profiles.ts';
 
 const HEX = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 
@@ -30,5 +31,44 @@ export function identityFromManifest(domain: string, name: string, manifest: unk
   for (const key of Object.keys(colors) as (keyof typeof colors)[]) if (!colors[key]) delete colors[key];
   const logos: unknown[] = Array.isArray(m.logos) ? m.logos.map((l: any) => l?.url) : [m.logo_url, m.logo?.url];
   const logo = logos.find((u): u is string => typeof u === 'string' && /^https?:\/\//i.test(u) && u.length <= 2048);
-  return { domain, name, colors, ...(logo ? { logo_url: logo } : {}) };
+  const fonts = fontFamilies(m.fonts);
+  const tagline = typeof m.tagline === 'string' && m.tagline.trim() ? m.tagline.trim().slice(0, 500) : undefined;
+  return { domain, name, colors, ...(logo ? { logo_url: logo } : {}), ...(fonts ? { fonts } : {}), ...(tagline ? { tagline } : {}) };
+}
+
+/** A family name that is safe to put in CSS and SVG as it is (letters, digits, spaces, dots and dashes). */
+export function fontFamily(value: unknown): string | undefined {
+  const name = typeof value === 'string' ? value : value && typeof value === 'object' ? (value as { family?: unknown }).family : undefined;
+  return typeof name === 'string' && /^[A-Za-z0-9][A-Za-z0-9 .-]{0,63}$/.test(name.trim()) ? name.trim() : undefined;
+}
+
+/** brand.json / manifest `fonts` (role -> family name or `{family}`) as the primary and secondary families. */
+export function fontFamilies(value: unknown): BrandIdentity['fonts'] | undefined {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const v = value as Record<string, unknown>;
+  const fonts: NonNullable<BrandIdentity['fonts']> = {};
+  for (const role of ['primary', 'secondary'] as const) {
+    const family = fontFamily(v[role]);
+    if (family) fonts[role] = family;
+  }
+  return Object.keys(fonts).length ? fonts : undefined;
+}
+
+/**
+ * A creative's view of a brand profile: colours, the logo made for light backgrounds (banners are drawn on the
+ * brand's colours, previews on white) else the first, font families and tagline.
+ */
+export function identityFromProfile(profile: BrandProfile): BrandIdentity {
+  const { primary, secondary, accent } = profile.colors;
+  const colors = Object.fromEntries(Object.entries({ primary, secondary, accent }).filter(([, hex]) => hex)) as BrandIdentity['colors'];
+  const logo = profile.logos.find((l) => l.background !== 'dark-bg' && (l.variant ?? 'primary') === 'primary') ?? profile.logos[0];
+  const fonts = fontFamilies(profile.fonts);
+  return {
+    domain: profile.domain,
+    name: profile.name,
+    colors,
+    ...(logo ? { logo_url: logo.url } : {}),
+    ...(fonts ? { fonts } : {}),
+    ...(profile.tagline ? { tagline: profile.tagline } : {}),
+  };
 }

@@ -41,23 +41,38 @@ import { createKeyStore } from '../plugins/oauth/keys.ts';
 import { Clock } from '../core/ports/clock.ts';
 import { Ids } from '../core/ports/ids.ts';
 import { SecretBox } from '../core/ports/secrets.ts';
+import { exitOnHelp, parseArgsOrExit } from '../lib/cli.ts';
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: {
-    tier: { type: 'string', default: 'member' },
-    name: { type: 'string' },
-    user: { type: 'string' },
-    issuer: { type: 'string' },
-    subject: { type: 'string' },
-  },
-});
+const usage = `usage: bun run admin <command> [arguments]   (DATABASE_URL, else the PGlite directory DATA_DIR, default ./data)
+
+  create-org <name> [--tier public|member|admin]      an organization (default tier member)
+  create-key <org> [--name label] [--user name]       an API key, printed once
+  list-keys <org>                                     its keys (no secrets)
+  revoke-key <key id>
+  set-tier <org> <public|member|admin>
+  create-user <org> <login> [--name display name]     a sign-in user (password: ADMIN_PASSWORD or stdin)
+  set-password <login or user id>                     (password: ADMIN_PASSWORD or stdin)
+  link-identity <user id> --issuer <url> --subject <sub>   external OpenID Connect sign-in
+  rotate-oauth-key                                    new signing key for the built-in authorization server
+  reindex                                             rebuild the agent search index (SEARCH picks the adapter)
+  search-status                                       search outbox backlog, watermark and index stamp
+
+With PGlite, run these while the server is stopped (one process per data directory).`;
+exitOnHelp(usage);
+const { positionals, values } = parseArgsOrExit(usage, () =>
+  parseArgs({
+    allowPositionals: true,
+    options: {
+      tier: { type: 'string', default: 'member' },
+      name: { type: 'string' },
+      user: { type: 'string' },
+      issuer: { type: 'string' },
+      subject: { type: 'string' },
+    },
+  }),
+);
 const [command, argument, arg2] = positionals;
 const arg = argument ?? '';
-const usage =
-  'usage: bun run admin create-org <name> [--tier member] | create-key <org> [--name label] [--user name] | list-keys <org> | revoke-key <id> | set-tier <org> <tier>\n' +
-  '       | create-user <org> <login> [--name display] | set-password <login or id> | link-identity <user id> --issuer <url> --subject <sub> | rotate-oauth-key\n' +
-  '       | reindex | search-status';
 const noArgument = ['rotate-oauth-key', 'reindex', 'search-status'];
 // The search index is reached through the registry plugin that owns its outbox (SearchSync), never written from here.
 const searchCommand = command === 'reindex' || command === 'search-status';

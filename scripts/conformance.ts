@@ -20,21 +20,37 @@ import { join, resolve } from 'node:path';
 import { existsSync, writeFileSync } from 'node:fs';
 import postgres from 'postgres';
 import { TENANTS, TEST_TOKEN } from '../config/test-agent.ts';
+import { exitOnHelp, parseArgsOrExit } from '../lib/cli.ts';
 
 const ROOT = resolve(import.meta.dir, '..');
 const RUNNER_DIR = join(ROOT, 'conformance');
 const CLI = join(RUNNER_DIR, 'node_modules/.bin/adcp');
 
-const { values: args } = parseArgs({
-  options: {
-    storyboards: { type: 'string' },
-    tenants: { type: 'string' },
-    storage: { type: 'string' },
-    json: { type: 'string' },
-    verbose: { type: 'boolean', default: false },
-    ci: { type: 'boolean', default: false },
-  },
-});
+const usage = `usage: bun run conformance [--storyboards a,b] [--tenants sales,signals] [--storage postgres|pglite] [--json FILE] [--verbose] [--ci]
+
+Runs the official AdCP storyboards (the adcp CLI of @adcp/sdk, pinned in conformance/package.json) against
+the test agent (config/test-agent.ts, PROTOCOL_NAMESPACE=adcp), one fresh database per storyboard (a Postgres
+schema with DATABASE_URL, else in-memory PGlite). Prints one row per storyboard and path; exit 1 on a failed step.
+
+  --storyboards   only these storyboard or bundle ids
+  --tenants       only these tenant paths
+  --storage       postgres or pglite (default: postgres when DATABASE_URL is set)
+  --json FILE     write the rows and failures
+  --verbose       each failure's step
+  --ci            the subset CI runs`;
+exitOnHelp(usage);
+const { values: args } = parseArgsOrExit(usage, () =>
+  parseArgs({
+    options: {
+      storyboards: { type: 'string' },
+      tenants: { type: 'string' },
+      storage: { type: 'string' },
+      json: { type: 'string' },
+      verbose: { type: 'boolean', default: false },
+      ci: { type: 'boolean', default: false },
+    },
+  }),
+);
 
 interface Storyboard {
   id: string;

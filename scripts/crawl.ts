@@ -11,6 +11,14 @@ import type { Preset } from '../core/config.ts';
 import { Database } from '../core/ports/database.ts';
 import { tryNormalizeDomain } from '../lib/domain.ts';
 import { enqueueCrawl, findJobs, runCrawlBatch, workerDeps } from '../plugins/registry-crawl/index.ts';
+import { exitOnHelp } from '../lib/cli.ts';
+
+const usage = `usage: bun run crawl [--concurrency N] [--file domains.txt] [--preset registry] <domain...>
+
+Queues a crawl of each domain (adagents.json and brand.json) as durable jobs, runs them with N local workers
+(default 4; instances running on the same database help), then prints one line per domain. Exit 1 when any
+crawl failed. Logs are off unless LOG_LEVEL is set (the table reports every failure).`;
+exitOnHelp(usage);
 
 const args = process.argv.slice(2);
 let concurrency = 4;
@@ -21,10 +29,7 @@ for (let i = 0; i < args.length; i++) {
   if (a === '--concurrency' || a === '-c') concurrency = Number(args[++i]);
   else if (a === '--file' || a === '-f') inputs.push(...readFileSync(args[++i]!, 'utf8').split(/\s+/));
   else if (a === '--preset') presetName = args[++i]!;
-  else if (a === '--help' || a === '-h') {
-    console.log('usage: bun run crawl [--concurrency N] [--file domains.txt] [--preset registry] <domain...>');
-    process.exit(0);
-  } else inputs.push(a);
+  else inputs.push(a);
 }
 if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
   console.error('--concurrency must be an integer from 1 to 64');
@@ -37,13 +42,13 @@ if (bad.length) {
   process.exit(2);
 }
 if (!domains.length) {
-  console.error('usage: bun run crawl [--concurrency N] [--file domains.txt] <domain...>');
+  console.error(usage);
   process.exit(2);
 }
 
 const preset = (await import(`../config/${presetName}.ts`)).default as Preset;
-// Keep the logs to warnings so the progress bar stays readable (LOG_LEVEL overrides).
-const deployment = await assemble(preset, { env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' } });
+// No log lines between the progress bar and the table (each failure is in the table); LOG_LEVEL turns them on.
+const deployment = await assemble(preset, { env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' }, startupWarnings: false });
 await deployment.start();
 const db = deployment.get(Database);
 // Batch crawls retry less patiently than the background pipeline: 2 attempts, 5 s apart.

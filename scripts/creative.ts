@@ -17,10 +17,16 @@ import idempotency from '../plugins/idempotency/index.ts';
 import tasks from '../plugins/tasks/index.ts';
 import creative from '../plugins/creative/index.ts';
 import { parseCatalog, upsertFormats } from '../plugins/creative/formats.ts';
+import { exitOnHelp } from '../lib/cli.ts';
 
+const usage = `usage: bun run creative import <formats.json>
+
+Validates a format catalog (an array of format definitions, or {formats: [...]}) and upserts it as the
+vendor's own formats into the creative agent's database (DATABASE_URL, else the PGlite directory DATA_DIR).`;
+exitOnHelp(usage);
 const [command, file] = process.argv.slice(2);
 if (command !== 'import' || !file) {
-  console.error('usage: bun run creative import <formats.json>');
+  console.error(usage);
   process.exit(2);
 }
 try {

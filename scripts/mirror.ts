@@ -17,6 +17,14 @@ import { EventLog } from '../core/ports/events.ts';
 import auth from '../plugins/auth/index.ts';
 import restHost from '../hosts/rest/index.ts';
 import { serve } from '../hosts/serve.ts';
+import { exitOnHelp } from '../lib/cli.ts';
+
+const usage = `usage: bun run mirror --from <registry url> --key <api key> [--once] [--interval ms] [--page-size n] [--port n]
+
+Follows another registry's change feed into the local database (DATABASE_URL, or PGlite in DATA_DIR),
+resuming where it stopped. --once catches up and exits; --port also serves the mirrored feed
+(GET /api/registry/feed). The key may come from MIRROR_KEY.`;
+exitOnHelp(usage);
 
 const args = process.argv.slice(2);
 const value = (name: string) => {
@@ -25,9 +33,9 @@ const value = (name: string) => {
 };
 const from = value('--from');
 const key = value('--key') ?? process.env.MIRROR_KEY;
-if (!from || !key || args.includes('--help')) {
-  console.error('usage: bun run mirror --from <registry url> --key <api key> [--once] [--interval ms] [--page-size n] [--port n]');
-  process.exit(args.includes('--help') ? 0 : 2);
+if (!from || !key) {
+  console.error(usage);
+  process.exit(2);
 }
 const once = args.includes('--once');
 const port = value('--port');

@@ -13,10 +13,16 @@ import { Database } from '../core/ports/database.ts';
 import { storage } from '../config/storage.ts';
 import inventoryDb from '../plugins/inventory-db/index.ts';
 import { importCatalog } from '../plugins/inventory-db/catalog.ts';
+import { exitOnHelp } from '../lib/cli.ts';
 
+const usage = `usage: bun run sales import <products.json>
+
+Validates a product catalog (the format of plugins/inventory-db/seed.json) and upserts it into the sales
+agent's database (DATABASE_URL, else the PGlite directory DATA_DIR); products are matched by product_id.`;
+exitOnHelp(usage);
 const [command, file] = process.argv.slice(2);
 if (command !== 'import' || !file) {
-  console.error('usage: bun run sales import <products.json>');
+  console.error(usage);
   process.exit(2);
 }
 try {

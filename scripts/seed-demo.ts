@@ -15,10 +15,19 @@ import { recordUnrecordedPublishers } from '../plugins/registry-agents/store/ada
 import { AdagentsRecords } from '../core/ports/authoritative-records.ts';
 import { Clock } from '../core/ports/clock.ts';
 import { Ids } from '../core/ports/ids.ts';
+import { exitOnHelp, parseArgsOrExit } from '../lib/cli.ts';
 
-const { values } = parseArgs({
-  options: { agents: { type: 'string', default: '1000' }, seed: { type: 'string', default: '42' }, reset: { type: 'boolean', default: false } },
-});
+const usage = `usage: bun run seed-demo [--agents N] [--seed S] [--reset]
+
+Fills the registry database (DATABASE_URL, else the PGlite directory DATA_DIR) with a synthetic registry of
+N agents (default 1000) and their publishers, deterministic for a seed (default 42). --reset replaces what
+an earlier run seeded; without it a database that already holds agents is left alone.`;
+exitOnHelp(usage);
+const { values } = parseArgsOrExit(usage, () =>
+  parseArgs({
+    options: { agents: { type: 'string', default: '1000' }, seed: { type: 'string', default: '42' }, reset: { type: 'boolean', default: false } },
+  }),
+);
 const agents = Number(values.agents);
 if (!Number.isInteger(agents) || agents < 1 || agents > 1_000_000) {
   console.error('--agents must be an integer from 1 to 1000000');

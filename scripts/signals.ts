@@ -14,10 +14,16 @@ import idempotency from '../plugins/idempotency/index.ts';
 import tasks from '../plugins/tasks/index.ts';
 import signals from '../plugins/signals/index.ts';
 import { importCatalog } from '../plugins/signals/catalog.ts';
+import { exitOnHelp } from '../lib/cli.ts';
 
+const usage = `usage: bun run signals import <catalog.json>
+
+Validates a signals catalog file (the format of plugins/signals/seed.json) and upserts it into the signals
+agent's database (DATABASE_URL, else the PGlite directory DATA_DIR).`;
+exitOnHelp(usage);
 const [command, file] = process.argv.slice(2);
 if (command !== 'import' || !file) {
-  console.error('usage: bun run signals import <catalog.json>');
+  console.error(usage);
   process.exit(2);
 }
 try {

@@ -14,6 +14,12 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { exitOnHelp } from '../lib/cli.ts';
+
+exitOnHelp(`usage: bun scripts/vendor-schemas.ts [reference dir]   (default test/fixtures/adcp/schemas)
+
+Copies the published AdCP JSON schemas a deployment needs at run time into lib/registry-documents/schemas and
+lib/adcp/schemas, without their prose.`);
 
 const VERSION = '3.1.19';
 const VERSIONS = ['3.0.6', '3.1.19'] as const;
@@ -36,6 +42,12 @@ const REQUESTS = [
   'governance/report-plan-outcome-request.json',
   'governance/get-plan-audit-logs-request.json',
   'brand/get-brand-identity-request.json',
+  'brand/get-rights-request.json',
+  'brand/acquire-rights-request.json',
+  'brand/update-rights-request.json',
+  'brand/creative-approval-request.json',
+  'brand/search-brands-request.json',
+  'account/sync-governance-request.json',
   'sponsored-intelligence/si-get-offering-request.json',
   'sponsored-intelligence/si-initiate-session-request.json',
   'sponsored-intelligence/si-send-message-request.json',
@@ -51,6 +63,14 @@ const REQUESTS = [
   'collection/update-collection-list-request.json',
   'collection/delete-collection-list-request.json',
   'collection/list-collection-lists-request.json',
+  'content-standards/create-content-standards-request.json',
+  'content-standards/get-content-standards-request.json',
+  'content-standards/update-content-standards-request.json',
+  'content-standards/list-content-standards-request.json',
+  'content-standards/calibrate-content-request.json',
+  'content-standards/validate-content-delivery-request.json',
+  'content-standards/get-media-buy-artifacts-request.json',
+  'account/sync-governance-request.json',
 ];
 
 const read = (dir: string, rel: string) => JSON.parse(readFileSync(join(dir, rel), 'utf8'));

@@ -13,6 +13,11 @@ export interface OrderLine {
   currency: string;
   /** Expected click-through rate of the product, 0..1. */
   ctr: number;
+  /**
+   * The share (0..1) of the product's inventory the package's targeting leaves: a property list keeps
+   * only the publishers it names, so 0 never delivers. Booked lines default to 1; on `amend`, absent keeps the line's.
+   */
+  inventoryShare?: number;
 }
 
 export interface Order {

@@ -9,6 +9,10 @@ export interface BrandIdentity {
   colors: { primary?: string; secondary?: string; accent?: string };
   /** An http(s) URL of the logo, when the brand declares one. */
   logo_url?: string;
+  /** Font family names by role (brand.json `fonts`), when declared; plain names, safe in CSS. */
+  fonts?: { primary?: string; secondary?: string };
+  /** The brand's tagline, when declared. */
+  tagline?: string;
 }
 
 /**

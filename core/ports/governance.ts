@@ -18,7 +18,7 @@ export interface GovernanceCondition {
   reason: string;
 }
 
-/** A proposed action, as a seller submits it before committing (check-governance-request.json). */
+/** A proposed action, as a seller (or a brand agent licensing rights) submits it before committing (check-governance-request.json). */
 export interface GovernanceCheck {
   /**
    * The organization whose plan is consulted: the buyer of the media buy. An adapter in the same
@@ -30,7 +30,7 @@ export interface GovernanceCheck {
   caller: string;
   tool: string;
   phase: 'purchase' | 'modification' | 'delivery';
-  purchase_type: 'media_buy';
+  purchase_type: 'media_buy' | 'rights_license';
   /** The request the caller is about to execute. */
   payload: Record<string, unknown>;
   /** What the seller will deliver (core/planned-delivery.json): budget, channels, countries, flight. */

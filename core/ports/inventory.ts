@@ -74,6 +74,10 @@ export interface ProductQuery {
   limit: number;
   /** Opaque cursor from a previous page of the same query. */
   cursor?: string;
+  /** Only products selling inventory of one of these publishers (lowercase domains; a property list's). */
+  publisherDomains?: string[];
+  /** The caller's organization: sandbox fixtures another caller seeded are not shown (undefined: an internal read, all are). */
+  viewer?: string;
 }
 
 export interface ProductPage {
@@ -103,12 +107,13 @@ export interface Forecast {
 /**
  * The seller's product catalog. `search` ranks and filters (cursor pagination over one stable
  * order; a cursor of another query is INVALID_REQUEST); `get` returns the products that exist
- * among `ids`; `forecast` estimates delivery from the product's availability and pricing.
+ * among `ids` (a sandbox fixture only to the caller who seeded it, as `viewer`); `forecast`
+ * estimates delivery from the product's availability and pricing.
  * Adapters: inventory-db (a database catalog imported from JSON); a seller may bind its own.
  */
 export interface InventoryPort {
   search(query: ProductQuery): Promise<ProductPage>;
-  get(ids: readonly string[]): Promise<Map<string, Product>>;
+  get(ids: readonly string[], viewer?: string): Promise<Map<string, Product>>;
   forecast(product: Product, request: ForecastRequest): Forecast;
 }
 

@@ -29,6 +29,8 @@ export interface SalesAccountsPort {
    * sandbox deployment a {brand, operator} reference provisions its account on first use.
    */
   resolve(q: Queryable, owner: string, ref: SalesAccountRef, field?: string): Promise<SalesAccount>;
+  /** The account `ref` names, owned by `owner`, if it exists (never provisions: a read for other agents' checks). */
+  find(q: Queryable, owner: string, ref: SalesAccountRef): Promise<SalesAccount | undefined>;
   /**
    * The sandbox account a test-controller call names (`account` as the request sent it), for a seeded
    * fixture. Throws ScenarioError: INVALID_PARAMS (no usable reference), NOT_FOUND, FORBIDDEN (not sandbox).
@@ -36,6 +38,15 @@ export interface SalesAccountsPort {
   sandboxFixture(q: Queryable, owner: string, account: unknown): Promise<SalesAccount>;
   /** The accounts of these ids, whoever owns them (answers that show the account of stored records). */
   byIds(q: Queryable, ids: readonly string[]): Promise<SalesAccount[]>;
+  /** The governance agent the buyer synced for this account (sync_governance), if any: its checks govern the account's buys. */
+  governanceAgent(q: Queryable, accountId: string): Promise<AccountGovernanceAgent | undefined>;
+}
+
+/** A governance agent synced for an account: where to call it and the credential to present (opened, not sealed). */
+export interface AccountGovernanceAgent {
+  url: string;
+  scheme: string;
+  credentials: string;
 }
 
 export const SalesAccounts = token<SalesAccountsPort>('sales.accounts');

@@ -97,6 +97,11 @@ export interface TaskGatewayPort {
   getTask(id: string, authorization: string | null, resource?: string): Promise<TaskRecord | null>;
   /** Cancel the caller's non-terminal task; null when unknown. Throws AUTH_REQUIRED. */
   cancelTask(id: string, authorization: string | null, resource?: string): Promise<TaskRecord | null>;
+  /**
+   * The caller's tasks, newest first, a page at a time; `cursor` is the previous page's `nextCursor`.
+   * A cursor that is not one is INVALID_REQUEST. Throws AUTH_REQUIRED.
+   */
+  listTasks(authorization: string | null, resource?: string, cursor?: string): Promise<{ tasks: TaskRecord[]; nextCursor?: string }>;
 }
 
 export const TaskGateway = token<TaskGatewayPort>('core.task-gateway');

@@ -1,19 +1,16 @@
 import * as v from 'valibot';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { definePlugin } from '../../core/plugin.ts';
 import { Http } from '../../core/http.ts';
-import { ProtocolError } from '../../core/errors.ts';
 import { requestContext } from '../../core/task.ts';
 import type { Principal } from '../../core/ports/auth.ts';
 import { TaskGateway, type Admission, type TaskGatewayPort } from '../../core/ports/task-gateway.ts';
-import type { TaskStatus } from '../../core/ports/tasks.ts';
 import { challenge, mountUrls, protectedResourceRoutes } from '../shared/auth-discovery.ts';
 import { signedRequest } from '../../lib/rfc9421/request.ts';
 import { accepts } from './accept.ts';
 import { readMcpBody } from '../shared/mcp-edge.ts';
 import { answer, mirroredResult, plan, type FastHandlers } from '../shared/mcp-fast-path.ts';
 import { sdkServerSide } from '../shared/mcp-sdk-server.ts';
-import { sdkTypes } from '../shared/mcp-protocol.ts';
+import { addTaskMethods, AUTH_ERROR_CODE } from './tasks.ts';
 
 const mount = v.object({
   /** Where the Streamable HTTP endpoint is served (`/mcp`, `/signals/mcp`). */
@@ -31,21 +28,9 @@ const options = v.object({
   mounts: v.optional(v.array(mount), [{ path: '/mcp' }]),
   /** Answer with one JSON body even to clients that accept an SSE stream. */
   jsonResponse: v.optional(v.boolean(), false),
+  /** How long tasks/result waits for a running task before telling the client to poll (below the 30 s idle timeout). */
+  taskResultWaitMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(25_000)), 20_000),
 });
-
-/** MCP task status names (snake_case, one `cancelled`) for our task statuses. */
-const MCP_STATUS: Record<TaskStatus, 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled'> = {
-  submitted: 'working',
-  working: 'working',
-  'input-required': 'input_required',
-  completed: 'completed',
-  failed: 'failed',
-  rejected: 'failed',
-  canceled: 'cancelled',
-};
-
-/** JSON-RPC error code for authentication failures (transport-error-mapping vectors). */
-const AUTH_ERROR_CODE = -32028;
 
 /** What every request of one mount shares: the tool list is built once. */
 interface MountShared {
@@ -58,7 +43,8 @@ interface MountShared {
   tools?: unknown[];
 }
 
-const CAPABILITIES = { tools: { listChanged: false }, tasks: {} };
+// Tasks: tasks/get, tasks/result, tasks/list and tasks/cancel on the ids deferred calls answer (./tasks.ts).
+const CAPABILITIES = { tools: { listChanged: false }, tasks: { list: {}, cancel: {} } };
 
 function toolList(gateway: TaskGatewayPort, shared: MountShared) {
   return (shared.tools ??= gateway.describe(shared.protocols).map((task) => ({
@@ -102,34 +88,6 @@ class RequestHandlers implements FastHandlers {
     // The payload JSON is the text content; structuredContent carries the same object.
     return mirroredResult(outcome.body, !outcome.ok);
   }
-}
-
-/** The SDK server for a request the fast path leaves to it: the shared tools plus MCP-native task polling. */
-async function withTasks(server: Server, gateway: TaskGatewayPort, authorization: string | null, resource: string): Promise<Server> {
-  const ns = gateway.namespace;
-  const { GetTaskRequestSchema, McpError } = await sdkTypes();
-
-  // MCP-native polling of the task ids our asynchronous calls return; the AdCP status body rides in _meta.
-  server.setRequestHandler(GetTaskRequestSchema, async (request) => {
-    let task: Awaited<ReturnType<TaskGatewayPort['getTask']>>;
-    try {
-      task = await gateway.getTask(request.params.taskId, authorization, resource);
-    } catch (error) {
-      if (!(error instanceof ProtocolError)) throw error;
-      throw new McpError(AUTH_ERROR_CODE, error.message, { [`${ns}_error`]: error.toTaskError() });
-    }
-    if (!task) throw new McpError(-32602, `Task ${request.params.taskId} not found`);
-    return {
-      taskId: task.id,
-      status: MCP_STATUS[task.status],
-      ttl: null,
-      createdAt: task.createdAt.toISOString(),
-      lastUpdatedAt: task.updatedAt.toISOString(),
-      pollInterval: 1000,
-      ...(task.message ? { statusMessage: task.message } : {}),
-    };
-  });
-  return server;
 }
 
 const rpcError = (status: number, code: number, message: string, id: unknown = null, headers: Record<string, string> = {}, data?: unknown) =>
@@ -181,7 +139,10 @@ export default definePlugin({
       const serve = async (request: Request, principal: Principal | null, json: boolean, parsedBody: unknown) => {
         const authorization = request.headers.get('authorization');
         const sdk = await sdkServerSide();
-        const server = await withTasks(sdk.server(new RequestHandlers(gateway, shared, authorization, principal)), gateway, authorization, m.path);
+        const server = await addTaskMethods(sdk.server(new RequestHandlers(gateway, shared, authorization, principal)), gateway, authorization, m.path, {
+          resultWaitMs: kernel.options.taskResultWaitMs,
+          resultPollMs: 250,
+        });
         return sdk.handle(server, request, { json, maxBodyBytes, parsedBody });
       };
       const post = async (request: Request) => {

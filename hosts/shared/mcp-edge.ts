@@ -4,16 +4,23 @@ import { sdkTypes } from './mcp-protocol.ts';
 
 type ParamsSchema = { safeParse(x: unknown): { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } } };
 
+const CHECKED = new Set(['initialize', 'tools/list', 'tools/call', 'tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']);
+
 /** Schemas of the requests this host answers; the SDK would report their failures as -32603 with a validator dump. */
 async function schemaOf(method: string): Promise<ParamsSchema | undefined> {
-  if (method !== 'initialize' && method !== 'tools/list' && method !== 'tools/call' && method !== 'tasks/get') return undefined;
+  // Other methods never load the schemas (see sdkTypes).
+  if (!CHECKED.has(method)) return undefined;
   const types = await sdkTypes();
-  return {
+  const schemas: Record<string, ParamsSchema> = {
     initialize: types.InitializeRequestSchema,
     'tools/list': types.ListToolsRequestSchema,
     'tools/call': types.CallToolRequestSchema,
     'tasks/get': types.GetTaskRequestSchema,
-  }[method];
+    'tasks/result': types.GetTaskPayloadRequestSchema,
+    'tasks/list': types.ListTasksRequestSchema,
+    'tasks/cancel': types.CancelTaskRequestSchema,
+  };
+  return schemas[method];
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => !!x && typeof x === 'object' && !Array.isArray(x);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { definePlugin } from '../../core/plugin.ts';
 import { Http } from '../../core/http.ts';
+import { escapeHtml } from '../../lib/html.ts';
 
 const options = v.object({
   /** Where the page is served. */
@@ -32,12 +33,7 @@ export default definePlugin({
   init({ http }, kernel) {
     const dir = join(import.meta.dir, 'assets');
     const base = kernel.options.path.replace(/\/+$/, '');
-    const page = readFileSync(join(dir, 'index.html'), 'utf8')
-      .replaceAll(
-        '{{title}}',
-        kernel.options.title.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`),
-      )
-      .replaceAll('{{base}}', base);
+    const page = readFileSync(join(dir, 'index.html'), 'utf8').replaceAll('{{title}}', escapeHtml(kernel.options.title)).replaceAll('{{base}}', base);
     const files = Object.fromEntries(Object.keys(ASSETS).map((name) => [name, readFileSync(join(dir, name))]));
     http.add(
       {

@@ -23,9 +23,21 @@ const revision = rs.obj({
   created_at: rs.time,
 });
 const historySchema = rs.obj({ domain: rs.str, total: rs.int, revisions: rs.arr(revision) });
+const revisionRef = rs.obj({ revision_number: rs.int, edit_summary: rs.str, editor_name: rs.str, created_at: rs.time });
+const diffSchema = rs.obj({
+  domain: rs.str,
+  from: rs.int,
+  to: rs.int,
+  from_revision: rs.nul(revisionRef),
+  to_revision: revisionRef,
+  changes: rs.arr(rs.obj({ path: rs.str, change: v.picklist(['added', 'removed', 'changed']), before: rs.opt(rs.any), after: rs.opt(rs.any) })),
+  total_changes: rs.int,
+  truncated: rs.bool,
+});
 const saveSchema = rs.obj({ success: rs.bool, message: rs.str, domain: rs.opt(rs.str), id: rs.str, revision_number: rs.opt(rs.int) });
 const rollbackSchema = rs.obj({ success: rs.bool, message: rs.str, domain: rs.str, id: rs.str, revision_number: rs.int, rolled_back_to: rs.int });
 import type { EntryCache } from './cache.ts';
+import { MAX_CHANGES, revisionDiff } from './diff.ts';
 import { findEntries, findEntry, history, rollbackEntry, saveEntry, type Entry, type RevisionTables, type SaveOutcome } from './store.ts';
 
 export interface RevisionDeps {
@@ -82,6 +94,7 @@ export interface RevisionedResource<D, B extends { edit_summary?: string }> {
 
 const domainQuery = v.object({ domain: domainSchema() });
 const historyQuery = v.object({ domain: domainSchema(), limit: qInt(1, 100, 20), offset: qInt(0, 1_000_000, 0) });
+const diffQuery = v.object({ domain: domainSchema(), from: qInt(0, 2_147_483_647), to: qInt(1, 2_147_483_647) });
 const bulkBody = v.object({
   domains: v.pipe(
     v.array(v.pipe(v.string('must be a string'), v.maxLength(512)), 'must be an array of domains'),
@@ -199,6 +212,25 @@ export function revisionEndpoints<D, B extends { edit_summary?: string }>(r: Rev
       errors: [404],
       async handler({ query }) {
         return (await history(db, r.tables, query.domain, query.limit, query.offset)) ?? notFound(query.domain);
+      },
+    }),
+    defineEndpoint({
+      method: 'GET',
+      path: `${r.base}/diff`,
+      tool: `diff_${noun}_revisions`,
+      success: { schema: diffSchema },
+      summary: `What changed between two revisions of a ${noun}, field by field`,
+      description:
+        `\`to\` defaults to the current revision and \`from\` to the revision before \`to\` (0: the empty ${noun} before the first revision). ` +
+        `Each change names a leaf of the stored data by path (\`a.b[0].c\`) with its value before and after; at most ${MAX_CHANGES} changes are listed (\`truncated\`).`,
+      tags,
+      query: diffQuery,
+      errors: [400, 404],
+      async handler({ query }) {
+        const d = await revisionDiff(db, r.tables, query.domain, query.to, query.from);
+        if (!d) return notFound(query.domain);
+        if ('missing' in d) return new Reply(404, { error: 'not_found', message: `${query.domain} has no revision ${d.missing}`, domain: query.domain });
+        return d;
       },
     }),
     defineEndpoint({

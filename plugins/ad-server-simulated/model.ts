@@ -26,6 +26,8 @@ export interface ModelLine {
   pricingModel: PricingModel;
   rate: number;
   ctr: number;
+  /** Share of the product's inventory the targeting leaves (0..1). */
+  inventoryShare: number;
   flightStart: Date;
   flightEnd: Date;
   /** The line's state changes, in order. */
@@ -100,7 +102,7 @@ function spendOf(line: ModelLine, impressions: number, clicks: number, activeHou
 export function cumulative(line: ModelLine, times: number[], asOf: number, o: ModelOptions): Array<{ impressions: number; clicks: number; spend: number }> {
   const intervals = activeIntervals(line);
   const flightHours = Math.max(1, (line.flightEnd.getTime() - line.flightStart.getTime()) / HOUR);
-  const base = (targetImpressions(line) / flightHours) * o.pacing;
+  const base = (targetImpressions(line) / flightHours) * o.pacing * line.inventoryShare;
   const out: Array<{ impressions: number; clicks: number; spend: number }> = [];
   let imps = 0;
   let clicks = 0;

@@ -27,10 +27,11 @@ const total = (lines: readonly OrderLine[]) => lines.reduce((s, l) => s + l.budg
 export async function upsertLines(tx: Queryable, mediaBuyId: string, lines: readonly OrderLine[]): Promise<void> {
   for (const l of lines) {
     await tx.query(sql`
-      INSERT INTO adsim_lines (media_buy_id, package_id, product_id, budget, pricing_model, rate, currency, ctr)
+      INSERT INTO adsim_lines (media_buy_id, package_id, product_id, budget, pricing_model, rate, currency, ctr, inventory_share)
       VALUES (${mediaBuyId}::text, ${l.packageId}::text, ${l.productId}::text, ${l.budget}::numeric, ${l.pricingModel}::text,
-              ${l.rate}::numeric, ${l.currency}::text, ${l.ctr}::numeric)
-      ON CONFLICT (media_buy_id, package_id) DO UPDATE SET budget = EXCLUDED.budget, rate = EXCLUDED.rate`);
+              ${l.rate}::numeric, ${l.currency}::text, ${l.ctr}::numeric, COALESCE(${l.inventoryShare ?? null}::numeric, 1))
+      ON CONFLICT (media_buy_id, package_id) DO UPDATE SET budget = EXCLUDED.budget, rate = EXCLUDED.rate,
+        inventory_share = COALESCE(${l.inventoryShare ?? null}::numeric, adsim_lines.inventory_share)`);
   }
 }
 
@@ -92,13 +93,14 @@ export async function modelLines(db: Queryable, mediaBuyIds: readonly string[]):
     pricing_model: PricingModel;
     rate: string;
     ctr: string;
+    inventory_share: string;
     start_time: Date;
     end_time: Date;
     states: Array<{ state: LineState; at: string }> | null;
   }>(sql`
     SELECT l.media_buy_id, l.package_id,
       GREATEST(0, l.budget - (SELECT COALESCE(sum(i.spend), 0) FROM adsim_injected i WHERE i.media_buy_id = l.media_buy_id AND i.package_id = l.package_id))::text AS budget,
-      l.pricing_model, l.rate::text, l.ctr::text, o.start_time, o.end_time,
+      l.pricing_model, l.rate::text, l.ctr::text, l.inventory_share::text, o.start_time, o.end_time,
       (SELECT jsonb_agg(jsonb_build_object('state', s.state, 'at', s.at) ORDER BY s.at, s.id) FROM adsim_line_states s
         WHERE s.media_buy_id = l.media_buy_id AND s.package_id = l.package_id) AS states
     FROM adsim_lines l JOIN adsim_orders o USING (media_buy_id)
@@ -111,6 +113,7 @@ export async function modelLines(db: Queryable, mediaBuyIds: readonly string[]):
     pricingModel: r.pricing_model,
     rate: Number(r.rate),
     ctr: Number(r.ctr),
+    inventoryShare: Number(r.inventory_share),
     flightStart: new Date(r.start_time),
     flightEnd: new Date(r.end_time),
     states: (r.states ?? []).map((s) => ({ state: s.state, at: new Date(s.at) })),

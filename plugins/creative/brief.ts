@@ -97,5 +97,7 @@ export function mergeBrand(given: BrandIdentity | undefined, resolved: BrandIden
     name: given.name || resolved.name,
     colors: { ...resolved.colors, ...given.colors },
     ...((given.logo_url ?? resolved.logo_url) ? { logo_url: given.logo_url ?? resolved.logo_url } : {}),
+    ...((given.fonts ?? resolved.fonts) ? { fonts: given.fonts ?? resolved.fonts } : {}),
+    ...((given.tagline ?? resolved.tagline) ? { tagline: given.tagline ?? resolved.tagline } : {}),
   };
 }

@@ -6,7 +6,7 @@ import {
   type GenerationResult,
 } from '../../core/ports/creative-generator.ts';
 import { daastTag, htmlBanner, svgBanner, vastTag, type BannerCopy } from './templates.ts';
-import { normalizeHexColor } from '../../lib/brand-identity.ts';
+import { fontFamily, normalizeHexColor } from '../../lib/brand-identity.ts';
 
 type Json = Record<string, any>;
 
@@ -31,6 +31,26 @@ function firstSentence(text: string | undefined): string | undefined {
   if (!text) return undefined;
   const sentence = text.split(/(?<=[.!?])\s/)[0]!.trim();
   return sentence.length > 90 ? `${sentence.slice(0, 89).trimEnd()}…` : sentence;
+}
+
+/** The message after its first sentence (what is left once that sentence is the headline), if anything. */
+function afterFirstSentence(text: string | undefined): string | undefined {
+  const rest = text
+    ?.split(/(?<=[.!?])\s/)
+    .slice(1)
+    .join(' ')
+    .trim();
+  return rest || undefined;
+}
+
+/** Body copy that says something the headline does not: never the headline again. */
+function distinct(body: string | undefined, headline: string | undefined): string | undefined {
+  const norm = (s: string) =>
+    s
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim();
+  return body && (!headline || norm(body) !== norm(headline)) ? body : undefined;
 }
 
 function mimeOf(url: string, fallback: string): string {
@@ -95,9 +115,12 @@ export function createTemplateGenerator(): CreativeGeneratorPort {
         req.brand?.name ||
         seedText(/sponsor|advertiser|brand|disclosure|author/)?.replace(/^\s*(sponsored|presented|brought to you)\s+by\s+/i, '') ||
         undefined;
-      const headline =
-        req.headline ?? seedText(/title|headline/) ?? offering?.name ?? firstSentence(req.message) ?? (sponsor ? `Discover ${sponsor}` : undefined);
-      const body = req.body ?? seedText(/desc|body|copy/) ?? offering?.description ?? offering?.tagline ?? req.message ?? headline;
+      const named = req.headline ?? seedText(/title|headline/) ?? offering?.name;
+      const headline = named ?? firstSentence(req.message) ?? (sponsor ? `Discover ${sponsor}` : undefined);
+      // The body adds to the headline: the rest of the message when its first sentence became the headline,
+      // else the brand's tagline; never the headline repeated.
+      const message = named ? req.message : afterFirstSentence(req.message);
+      const body = distinct(req.body ?? seedText(/desc|body|copy/) ?? offering?.description ?? offering?.tagline ?? message ?? req.brand?.tagline, headline);
       const cta = req.cta ?? seedText(/cta/) ?? 'Learn more';
       const landing = offering?.landing_url ?? seedUrl(/click|cta|landing|destination/) ?? (req.brand?.domain ? `https://${req.brand.domain}/` : undefined);
       const image = seeded(seeds, (_id, a) => a.asset_type === 'image');
@@ -131,6 +154,7 @@ export function createTemplateGenerator(): CreativeGeneratorPort {
           accent: colors.accent,
           logoUrl: req.brand?.logo_url,
           landingUrl: landing,
+          font: fontFamily(req.brand?.fonts?.primary),
         };
       };
 
@@ -156,12 +180,13 @@ export function createTemplateGenerator(): CreativeGeneratorPort {
         };
         switch (slot.asset_type) {
           case 'text': {
-            const content = textFor(slot.asset_id);
+            // A required body slot with nothing else to say falls back to the headline (a format that needs both).
+            const content = textFor(slot.asset_id) ?? (slot.required ? headline : undefined);
             return content ? { asset_type: 'text', content } : missing('nothing to write it from', 'Send a message, offerings or a brand');
           }
           case 'markdown':
             return headline
-              ? { asset_type: 'markdown', content: `**${headline.replace(/[*_`[\]]/g, '')}**\n\n${(body ?? '').replace(/[*_`[\]]/g, '')}` }
+              ? { asset_type: 'markdown', content: `**${headline.replace(/[*_`[\]]/g, '')}**${body ? `\n\n${body.replace(/[*_`[\]]/g, '')}` : ''}` }
               : missing('nothing to write it from');
           case 'url': {
             if (r.role && r.role !== 'clickthrough' && r.role !== 'landing_page')

@@ -11,7 +11,12 @@ export interface BannerCopy {
   accent: string;
   logoUrl?: string;
   landingUrl?: string;
+  /** The brand's font family (a plain name, see fontFamily), tried before the web-safe ones. */
+  font?: string;
 }
+
+/** The CSS font-family list of a banner: the brand's family first. */
+const families = (c: BannerCopy) => `${c.font ? `'${c.font}', ` : ''}Helvetica, Arial, sans-serif`;
 
 /** Black or white, whichever reads better on `hex`. */
 export function inkOn(hex: string): string {
@@ -48,7 +53,7 @@ function wrap(text: string, width: number, lines: number): string[] {
 export function svgBanner(c: BannerCopy, width: number, height: number): string {
   const ink = inkOn(c.background);
   const bandInk = inkOn(c.band);
-  const font = 'font-family="Helvetica, Arial, sans-serif"';
+  const font = `font-family="${families(c)}"`;
   const parts: string[] = [`<rect width="${width}" height="${height}" fill="${c.background}"/>`];
   if (width / height >= 3) {
     const size = Math.max(10, Math.min(28, Math.round(height * 0.34)));
@@ -104,17 +109,21 @@ export function htmlBanner(c: BannerCopy, width: number | undefined, height: num
   const box = width && height ? `width:${width}px;height:${height}px;` : 'width:100%;min-height:250px;';
   const wide = width && height && width / height >= 3;
   const size = width && height ? Math.max(12, Math.min(40, Math.round(Math.min(width, height) * (wide ? 0.3 : 0.1)))) : 28;
-  const logo = c.logoUrl ? `<img src="${escapeHtml(c.logoUrl)}" alt="" style="height:${Math.round(size * 1.2)}px;max-width:40%;object-fit:contain">` : '';
+  const logo = c.logoUrl
+    ? `<img data-role="logo" src="${escapeHtml(c.logoUrl)}" alt="" style="align-self:flex-start;height:${Math.round(size * 1.2)}px;max-width:40%;object-fit:contain">`
+    : '';
   const button = `<span style="display:inline-block;background:${c.accent};color:${inkOn(c.accent)};font-weight:700;padding:${Math.round(size * 0.25)}px ${Math.round(size * 0.5)}px;border-radius:4px;font-size:${Math.round(size * 0.6)}px">${escapeHtml(c.cta)}</span>`;
   const body =
-    c.body && !wide ? `<p style="margin:0;font-size:${Math.round(size * 0.5)}px;line-height:1.3;flex:1;overflow:hidden">${escapeHtml(c.body)}</p>` : '';
+    c.body && !wide
+      ? `<p data-role="body" style="margin:0;font-size:${Math.round(size * 0.5)}px;line-height:1.3;flex:1;overflow:hidden">${escapeHtml(c.body)}</p>`
+      : '';
   const inner = wide
     ? `<div style="display:flex;align-items:center;justify-content:space-between;gap:8px;height:100%;padding:0 10px;box-sizing:border-box">${logo}<div style="flex:1;min-width:0"><div style="font-size:${size}px;font-weight:700;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">${escapeHtml(c.headline)}</div><div style="font-size:${Math.round(size * 0.45)}px">${escapeHtml(c.sponsor)}</div></div>${button}</div>`
-    : `<div style="display:flex;flex-direction:column;gap:8px;height:100%;padding:14px;box-sizing:border-box">${logo}<h1 style="margin:0;font-size:${size}px;line-height:1.15">${escapeHtml(c.headline)}</h1>${body}<div style="display:flex;align-items:center;justify-content:space-between;gap:8px;background:${c.band};color:${inkOn(c.band)};margin:0 -14px -14px;padding:8px 14px"><strong data-role="sponsor">${escapeHtml(c.sponsor)}</strong>${button}</div></div>`;
+    : `<div style="display:flex;flex-direction:column;gap:8px;height:100%;padding:14px;box-sizing:border-box">${logo}<h1 data-role="headline" style="margin:0;font-size:${size}px;line-height:1.15">${escapeHtml(c.headline)}</h1>${body}<div style="display:flex;align-items:center;justify-content:space-between;gap:8px;background:${c.band};color:${inkOn(c.band)};margin:0 -14px -14px;padding:8px 14px"><strong data-role="sponsor">${escapeHtml(c.sponsor)}</strong>${button}</div></div>`;
   const wrapped = c.landingUrl
     ? `<a href="${escapeHtml(c.landingUrl)}" target="_blank" rel="noopener noreferrer" style="color:inherit;text-decoration:none;display:block;height:100%">${inner}</a>`
     : inner;
-  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(c.sponsor)}</title></head><body style="margin:0"><div data-creative="banner" style="${box}overflow:hidden;background:${c.background};color:${ink};font-family:Helvetica,Arial,sans-serif">${wrapped}</div></body></html>`;
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(c.sponsor)}</title></head><body style="margin:0"><div data-creative="banner" style="${box}overflow:hidden;background:${c.background};color:${ink};font-family:${families(c)}">${wrapped}</div></body></html>`;
 }
 
 function clock(ms: number): string {

@@ -7,7 +7,9 @@ import { Ids } from '../../core/ports/ids.ts';
 import { WebhookOutbox } from '../../core/ports/webhook-outbox.ts';
 import { Signer } from '../../core/ports/signer.ts';
 import { PublisherCatalog } from '../../core/ports/publisher-catalog.ts';
+import { ListReader } from '../../core/ports/list-reader.ts';
 import { Tasks } from '../../core/task.ts';
+import { listReader } from './reader.ts';
 import type { ListsDeps } from './deps.ts';
 import { COLLECTION, PROPERTY } from './kinds.ts';
 import { createListTask } from './create-list.ts';
@@ -23,10 +25,12 @@ import { validatePropertyDeliveryTask } from './validate-delivery.ts';
  * on; sellers fetch them with the auth_token the buyer shares; validate_property_delivery checks
  * delivery after the fact. Sources resolve through the registry's PublisherCatalog when the
  * deployment has one (literal identifiers always resolve as given); updates that change a list's
- * resolved content notify its webhook_url through the webhook outbox.
+ * resolved content notify its webhook_url through the webhook outbox. Sellers of the same deployment
+ * read lists in process (the ListReader port).
  */
 export default definePlugin({
   name: 'governance-lists',
+  provides: [ListReader],
   deps: {
     db: Database,
     clock: Clock,
@@ -37,12 +41,13 @@ export default definePlugin({
     catalog: optional(PublisherCatalog),
   },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, clock, ids, tasks, outbox, signer, catalog }) {
+  init({ db, clock, ids, tasks, outbox, signer, catalog }, kernel) {
     const deps: ListsDeps = { db, clock, ids, outbox, signer, catalog };
     for (const spec of [PROPERTY, COLLECTION]) {
       tasks.add(createListTask(deps, spec), getListTask(deps, spec), updateListTask(deps, spec), deleteListTask(deps, spec), listListsTask(deps, spec));
     }
     tasks.add(validatePropertyDeliveryTask(deps));
     tasks.declareCapability({ protocol: 'governance', specialisms: ['property-lists', 'collection-lists'] });
+    kernel.provide(ListReader, listReader(deps));
   },
 });

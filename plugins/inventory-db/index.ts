@@ -16,6 +16,8 @@ export const DEFAULT_SEED = join(import.meta.dir, 'seed.json');
 const options = v.object({
   /** Catalog file(s) loaded, in order, when the product table is empty (first start); `false` to start empty. */
   seed: v.optional(v.union([v.string(), v.array(v.string()), v.literal(false)]), DEFAULT_SEED),
+  /** Publishers a sandbox product fixture (seed_product) sells when the fixture names none. */
+  fixturePublishers: v.optional(v.array(v.pipe(v.string(), v.regex(/^[a-z0-9.-]{1,253}$/, 'must be a lowercase domain'))), ['sandbox-publisher.example']),
 });
 
 /**
@@ -35,10 +37,10 @@ export default definePlugin({
     let unfollow: (() => Promise<void>) | undefined;
     kernel.provide(Inventory, {
       search: (query) => inventory.search(query),
-      get: (ids) => inventory.get(ids),
+      get: (ids, viewer) => inventory.get(ids, viewer),
       forecast: forecastProduct,
     });
-    controller?.register(...inventoryScenarios(db));
+    controller?.register(...inventoryScenarios(db, kernel.options.fixturePublishers));
     return {
       async start() {
         const seed = kernel.options.seed;

@@ -18,6 +18,10 @@ interface Entry {
   formatKeys: string[];
   currencies: string[];
   hasFixedPrice: boolean;
+  /** The publishers whose inventory the product sells (lowercase domains). */
+  domains: string[];
+  /** The caller who seeded this sandbox fixture (comply_test_controller seed_product); null: the seller's own product. */
+  seededBy: string | null;
 }
 
 /** One instance's copy of the product catalog, as loaded at `version`, with its text index. Read-only once loaded. */
@@ -31,8 +35,10 @@ export interface ProductCatalog {
 /** Read the version first: data read after it is at least that new, so an equal version later means no write since. */
 export async function loadCatalog(db: Queryable): Promise<ProductCatalog> {
   const [v] = await db.query<{ version: string }>(sql`SELECT version::text AS version FROM inventory_catalog_version`);
-  const rows = await db.query<ProductRow & { position: number; format_keys: string[]; currencies: string[]; has_fixed_price: boolean }>(sql`
-    SELECT ${PRODUCT_COLUMNS}, position, format_keys, currencies, has_fixed_price FROM inventory_products`);
+  const rows = await db.query<
+    ProductRow & { position: number; format_keys: string[]; currencies: string[]; has_fixed_price: boolean; seeded_by: string | null }
+  >(sql`
+    SELECT ${PRODUCT_COLUMNS}, position, format_keys, currencies, has_fixed_price, seeded_by FROM inventory_products`);
   // Ids are ASCII: code unit order is byte order, whatever the database's collation.
   rows.sort((a, b) => a.position - b.position || (a.product_id < b.product_id ? -1 : a.product_id > b.product_id ? 1 : 0));
   const entries = rows.map(
@@ -44,6 +50,8 @@ export async function loadCatalog(db: Queryable): Promise<ProductCatalog> {
       formatKeys: r.format_keys,
       currencies: r.currencies,
       hasFixedPrice: r.has_fixed_price,
+      seededBy: r.seeded_by,
+      domains: [...new Set(r.publisher_properties.map((pp) => String((pp as { publisher_domain?: unknown }).publisher_domain ?? '').toLowerCase()))],
     }),
   );
   return {
@@ -96,6 +104,7 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery): ProductPage {
   const countries = setOf(q.countries);
   const formats = q.formatIds?.length ? new Set(q.formatIds.map(formatKey)) : null;
   const currencies = setOf(q.currencies);
+  const publishers = q.publisherDomains ? new Set(q.publisherDomains) : null;
 
   // Only what the page needs is kept in order (and one more, to tell whether more follow).
   const keep = offset + q.limit + 1;
@@ -106,6 +115,7 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery): ProductPage {
   const consider = (i: number) => {
     const e = c.entries[i]!;
     const p = e.product;
+    if (q.viewer !== undefined && e.seededBy !== null && e.seededBy !== q.viewer) return;
     if (only && !only.has(p.product_id)) return;
     if (excluded?.has(p.product_id)) return;
     if (!overlaps(e.channels, channels)) return;
@@ -113,6 +123,7 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery): ProductPage {
     if (countries && p.countries.length && !overlaps(p.countries, countries)) return;
     if (!overlaps(e.formatKeys, formats)) return;
     if (!overlaps(e.currencies, currencies)) return;
+    if (!overlaps(e.domains, publishers)) return;
     if (q.fixedPrice !== undefined && e.hasFixedPrice !== q.fixedPrice) return;
     let rank = scores ? scores.get(i)! : 0;
     if (similar) {
@@ -141,12 +152,14 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery): ProductPage {
   return { products: page, total: rows.length ? matches : 0, ...(rows.length > q.limit ? { cursor: encodeCursor(offset + q.limit, print) } : {}) };
 }
 
-/** The products among `ids` that the copy holds. */
-export function productsOf(c: ProductCatalog, ids: readonly string[]): Map<string, Product> {
+/** The products among `ids` that the copy holds and `viewer` may see (undefined: all). */
+export function productsOf(c: ProductCatalog, ids: readonly string[], viewer: string | undefined): Map<string, Product> {
   const out = new Map<string, Product>();
   for (const id of ids) {
     const i = c.byId.get(id);
-    if (i !== undefined) out.set(id, c.entries[i]!.product);
+    if (i === undefined) continue;
+    const e = c.entries[i]!;
+    if (viewer === undefined || e.seededBy === null || e.seededBy === viewer) out.set(id, e.product);
   }
   return out;
 }

@@ -37,9 +37,9 @@ export class MemoryInventory {
     return this.fromCurrentCopy((c) => searchCatalog(c, q));
   }
 
-  async get(ids: readonly string[]): Promise<Map<string, Product>> {
+  async get(ids: readonly string[], viewer?: string): Promise<Map<string, Product>> {
     if (ids.length === 0) return new Map();
-    return this.fromCurrentCopy((c) => productsOf(c, ids));
+    return this.fromCurrentCopy((c) => productsOf(c, ids, viewer));
   }
 
   /** `answer` from a copy current at a time after the call began. */

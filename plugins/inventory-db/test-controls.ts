@@ -39,7 +39,7 @@ async function nextPosition(tx: Queryable): Promise<number> {
 }
 
 /** The fixture over what exists (or over defaults), validated as a catalog product. */
-function merged(productId: string, base: CatalogProduct | undefined, fx: Record<string, unknown>): CatalogProduct {
+function merged(productId: string, base: CatalogProduct | undefined, fx: Record<string, unknown>, publishers: readonly string[]): CatalogProduct {
   const words = productId.replace(/[_.:-]+/g, ' ').trim();
   const formats = Array.isArray(fx.format_ids)
     ? fx.format_ids.map((f) => (f && typeof f === 'object' && !('agent_url' in f) ? { agent_url: REFERENCE_CREATIVE_AGENT, ...f } : f))
@@ -50,7 +50,7 @@ function merged(productId: string, base: CatalogProduct | undefined, fx: Record<
     product_id: productId,
     name: words,
     description: `Sandbox fixture ${words}`,
-    publisher_properties: [{ publisher_domain: 'sandbox-publisher.example', selection_type: 'all' }],
+    publisher_properties: publishers.map((publisher_domain) => ({ publisher_domain, selection_type: 'all' })),
     channels: ['display'],
     delivery_type: 'guaranteed',
     pricing_options: [{ pricing_option_id: PLACEHOLDER_OPTION, pricing_model: 'cpm', currency: 'USD', fixed_price: 10 }],
@@ -74,10 +74,10 @@ function merged(productId: string, base: CatalogProduct | undefined, fx: Record<
  * Catalog fixtures of the official storyboards (`seed_product`, `seed_pricing_option`): upserts
  * into the sandbox deployment's catalog, announced like any catalog write so every instance's copy
  * reloads. Seeding is idempotent: the same fixture twice leaves one product. A caller seeds only
- * ids that are new or its own fixtures; the products are listed to every caller (the catalog
- * engine has no per-account visibility).
+ * ids that are new or its own fixtures; a fixture is shown and sold only to the caller who seeded it
+ * (the seller's own products, to everyone), so storyboards run side by side do not see each other's.
  */
-export function inventoryScenarios(db: DatabasePort): TestScenario[] {
+export function inventoryScenarios(db: DatabasePort, publishers: readonly string[]): TestScenario[] {
   const write = (productId: string, owner: string, change: (base: CatalogProduct | undefined) => CatalogProduct) =>
     db.transaction(async (tx) => {
       const base = await current(tx, productId, owner);
@@ -97,7 +97,7 @@ export function inventoryScenarios(db: DatabasePort): TestScenario[] {
       description: 'Add or update a sandbox catalog product (params.product_id, params.fixture: product fields)',
       params: v.object({ product_id: id, fixture }),
       async run({ params, principal }) {
-        const base = await write(params.product_id, principal.orgId, (b) => merged(params.product_id, b, params.fixture));
+        const base = await write(params.product_id, principal.orgId, (b) => merged(params.product_id, b, params.fixture, publishers));
         return { kind: 'seed', message: `Product ${params.product_id} ${base ? 'updated' : 'seeded'}` };
       },
     }),
@@ -110,10 +110,10 @@ export function inventoryScenarios(db: DatabasePort): TestScenario[] {
       params: v.object({ product_id: id, pricing_option_id: id, fixture }),
       async run({ params, principal }) {
         await write(params.product_id, principal.orgId, (base) => {
-          const product = base ?? merged(params.product_id, undefined, {});
+          const product = base ?? merged(params.product_id, undefined, {}, publishers);
           const option = { currency: 'USD', pricing_model: 'cpm', ...params.fixture, pricing_option_id: params.pricing_option_id };
           const others = product.pricing_options.filter((o) => o.pricing_option_id !== params.pricing_option_id && o.pricing_option_id !== PLACEHOLDER_OPTION);
-          return merged(params.product_id, product, { pricing_options: [...others, option] });
+          return merged(params.product_id, product, { pricing_options: [...others, option] }, publishers);
         });
         return { kind: 'seed', message: `Pricing option ${params.pricing_option_id} on ${params.product_id}` };
       },

@@ -10,6 +10,7 @@ import { EventLog } from '../../core/ports/events.ts';
 import { createEventLog, sequenceEvents } from './event-log.ts';
 import { pruneEvents } from './read.ts';
 import { feedEndpoint } from './endpoint.ts';
+import { recentEndpoint } from './recent.ts';
 
 export { sequenceEvents } from './event-log.ts';
 export { readFeed, pruneEvents, RETENTION_DAYS } from './read.ts';
@@ -35,7 +36,7 @@ export default definePlugin({
   init({ db, clock, ids, endpoints }, kernel) {
     const o = kernel.options;
     kernel.provide(EventLog, createEventLog(clock));
-    endpoints.add(feedEndpoint({ db, clock, ids }));
+    endpoints.add(feedEndpoint({ db, clock, ids }), recentEndpoint({ db, ids }));
     if (o.sequenceIntervalMs > 0) {
       kernel.scheduler.add({ name: 'sequence', intervalMs: o.sequenceIntervalMs, run: async () => void (await sequenceEvents(db, ids)) });
     }

@@ -36,7 +36,7 @@ export interface FeedPage {
   };
 }
 
-interface EventRow {
+export interface EventRow {
   event_id: string;
   event_type: string;
   entity_type: string;
@@ -65,7 +65,7 @@ export function toFeedEvent(r: EventRow): FeedEvent {
 }
 
 /** Events the reader may see: public, members_only for members, private for the owning organization. */
-function visibleTo(reader: FeedReader | undefined) {
+export function visibleTo(reader: FeedReader | undefined) {
   if (!reader) return sql.empty;
   return sql`AND (visibility = 'public' OR (${reader.member}::boolean AND visibility = 'members_only') OR owner_org_id = ${reader.orgId}::uuid)`;
 }

@@ -7,9 +7,11 @@ import { Clock } from '../../core/ports/clock.ts';
 import { Ids } from '../../core/ports/ids.ts';
 import { SalesAccounts } from '../../core/ports/sales-accounts.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
+import { SecretBox } from '../../core/ports/secrets.ts';
 import { Tasks } from '../../core/task.ts';
 import { createSalesAccounts, type AccountsDeps } from './store.ts';
 import { listAccountsTask, syncAccountsTask } from './tasks.ts';
+import { syncGovernanceTask } from './governance.ts';
 import { accountScenarios } from './scenarios.ts';
 
 const options = v.object({
@@ -33,16 +35,16 @@ export type SalesAccountsOptions = v.InferInput<typeof options>;
  */
 export default definePlugin({
   name: 'sales-accounts',
-  deps: { db: Database, tasks: Tasks, clock: Clock, ids: Ids, controller: optional(TestController) },
+  deps: { db: Database, tasks: Tasks, clock: Clock, ids: Ids, box: optional(SecretBox), controller: optional(TestController) },
   provides: [SalesAccounts],
   options,
   env: { SALES_SANDBOX: { path: 'sandbox', type: 'bool' } },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, tasks, clock, ids, controller }, kernel) {
+  init({ db, tasks, clock, ids, box, controller }, kernel) {
     const o = kernel.options;
-    const deps: AccountsDeps = { db, clock, ids, options: { sandbox: o.sandbox, sandboxAccounts: o.sandbox ? o.sandboxAccounts : [] } };
+    const deps: AccountsDeps = { db, clock, ids, box, options: { sandbox: o.sandbox, sandboxAccounts: o.sandbox ? o.sandboxAccounts : [] } };
     kernel.provide(SalesAccounts, createSalesAccounts(deps));
-    tasks.add(syncAccountsTask(deps), listAccountsTask(deps));
+    tasks.add(syncAccountsTask(deps), listAccountsTask(deps), syncGovernanceTask(deps));
     // Buyer-declared accounts: sync_accounts (or, on a sandbox deployment, first use) creates them.
     tasks.declareCapability({
       protocol: 'media_buy',

@@ -1,12 +1,14 @@
 import * as v from 'valibot';
 import { ScenarioError } from '../../core/ports/test-controller.ts';
 import { accountRef } from '../../lib/adcp/media-buy-fields.ts';
+import { governanceAgentOf } from './governance-agents.ts';
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import type { Json } from '../../core/task.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
+import type { SecretBoxPort } from '../../core/ports/secrets.ts';
 import type { SalesAccount, SalesAccountRef, SalesAccountsPort } from '../../core/ports/sales-accounts.ts';
 
 export type AccountRow = SalesAccount;
@@ -25,6 +27,8 @@ export interface AccountsDeps {
   clock: ClockPort;
   ids: IdsPort;
   options: AccountsOptions;
+  /** Seals the governance agents' credentials at rest (sync_governance); absent: stored as given. */
+  box?: SecretBoxPort;
 }
 
 type AccountDeps = Pick<AccountsDeps, 'options' | 'ids' | 'clock'>;
@@ -85,7 +89,7 @@ async function provisionSandboxAccount(deps: AccountDeps, q: Queryable, owner: s
  * The account a request names, owned by the caller; ACCOUNT_NOT_FOUND otherwise. On a sandbox
  * deployment every natural key exists: the first reference, read or write, provisions it.
  */
-async function resolveAccount(deps: AccountDeps, q: Queryable, owner: string, ref: AccountRef, field = 'account'): Promise<AccountRow> {
+export async function resolveAccount(deps: AccountDeps, q: Queryable, owner: string, ref: AccountRef, field = 'account'): Promise<AccountRow> {
   const account = (await findAccount(deps, q, owner, ref)) ?? (await provisionSandboxAccount(deps, q, owner, ref));
   if (!account) {
     throw new ProtocolError(
@@ -122,9 +126,10 @@ export function renderAccount(a: AccountRow): Json {
 }
 
 /** The SalesAccounts port of this plugin. */
-export function createSalesAccounts(deps: AccountDeps): SalesAccountsPort {
+export function createSalesAccounts(deps: AccountsDeps): SalesAccountsPort {
   return {
     resolve: (q, owner, ref, field) => resolveAccount(deps, q, owner, ref, field),
+    find: (q, owner, ref) => findAccount(deps, q, owner, ref),
     async sandboxFixture(q, owner, account) {
       const ref = v.safeParse(accountRef, account ?? null);
       if (!ref.success)
@@ -139,6 +144,7 @@ export function createSalesAccounts(deps: AccountDeps): SalesAccountsPort {
       if (!row.sandbox) throw new ScenarioError('FORBIDDEN', `Account ${row.account_id} is not a sandbox account`, null);
       return row;
     },
+    governanceAgent: (q, accountId) => governanceAgentOf(deps.box, q, accountId),
     async byIds(q, ids) {
       return ids.length ? q.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE account_id = ANY(${[...ids]}::text[])`) : [];
     },

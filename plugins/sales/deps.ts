@@ -12,6 +12,7 @@ import type { GovernancePort } from '../../core/ports/governance.ts';
 import type { SalesAccountsPort } from '../../core/ports/sales-accounts.ts';
 import type { Logger } from '../../core/log.ts';
 import type { SellerCreativesPort } from '../../core/ports/seller-creatives.ts';
+import type { ListReaderPort } from '../../core/ports/list-reader.ts';
 
 export interface SalesOptions {
   /** Every answer and buy is a sandbox (no real money): the public test agent. */
@@ -46,6 +47,8 @@ export interface SalesDeps {
   governance: GovernancePort | undefined;
   /** The buyer accounts requests name (the sales-accounts plugin). */
   accounts: SalesAccountsPort;
+  /** Lists of this deployment's governance agent, read in process; others are fetched from their agent. */
+  lists: ListReaderPort | undefined;
   options: SalesOptions;
   logger: Logger;
 }

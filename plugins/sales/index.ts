@@ -15,6 +15,9 @@ import { TaskNotifier } from '../../core/ports/task-notifier.ts';
 import { Governance } from '../../core/ports/governance.ts';
 import { SalesAccounts } from '../../core/ports/sales-accounts.ts';
 import { SellerCreatives } from '../../core/ports/seller-creatives.ts';
+import { ListReader } from '../../core/ports/list-reader.ts';
+import { readFileSync } from 'node:fs';
+import { pinSandboxLists, sandboxLists } from './list-targeting.ts';
 import { MediaBuys } from '../../core/ports/media-buys.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
 import { AdServerSimulation } from '../../core/ports/ad-server-simulation.ts';
@@ -75,6 +78,11 @@ const options = v.object({
   ),
   /** AdCP specialisms declared in capabilities: the kinds of selling this deployment's inventory supports. */
   specialisms: v.optional(v.array(v.picklist(SALES_SPECIALISMS)), [...SALES_SPECIALISMS]),
+  /**
+   * A sandbox's property and collection lists, pinned (a JSON file of `[{agent_url, list_id, kind, items}]`):
+   * targeting that names them resolves without their governance agent (the test kits' lists).
+   */
+  sandboxLists: v.optional(v.string()),
 });
 
 export type SalesPluginOptions = v.InferInput<typeof options>;
@@ -107,6 +115,7 @@ export default definePlugin({
     creatives: SellerCreatives,
     crawler: optional(Crawler),
     governance: optional(Governance),
+    lists: optional(ListReader),
     controller: optional(TestController),
     simulation: optional(AdServerSimulation),
   },
@@ -119,7 +128,7 @@ export default definePlugin({
   },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
   init(
-    { db, tasks, clock, ids, box, inventory, adServer, outbox, accounts, activity, notifier, creatives, crawler, governance, controller, simulation },
+    { db, tasks, clock, ids, box, inventory, adServer, outbox, accounts, activity, notifier, creatives, crawler, governance, lists, controller, simulation },
     kernel,
   ) {
     const o = kernel.options;
@@ -145,6 +154,7 @@ export default definePlugin({
       crawler,
       governance: governanceAgent,
       accounts,
+      lists,
       options: {
         sandbox: o.sandbox,
         minPackageBudget: o.minPackageBudget,
@@ -175,7 +185,7 @@ export default definePlugin({
           // Each rich block below also sets its feature flag: buyers gate on `features.<name>` (open map in both versions).
           features: {
             inline_creative_management: true,
-            property_list_filtering: false,
+            property_list_filtering: true,
           },
           reporting_capabilities: reportingCapabilities(deps),
         },
@@ -186,5 +196,16 @@ export default definePlugin({
     adServer.subscribe(createEventHandler(deps));
     controller?.register(...salesScenarios(deps, simulation), ...salesSeeds(deps), ...forcedArmScenarios(deps));
     kernel.scheduler.add({ name: 'lifecycle', intervalMs: o.jobIntervalMs, run: async () => ((await runDueBuy(deps)) ? 'again' : undefined) });
+    let pinned: v.InferOutput<typeof sandboxLists> = [];
+    if (o.sandboxLists) {
+      const parsed = v.safeParse(sandboxLists, JSON.parse(readFileSync(o.sandboxLists, 'utf8')));
+      if (!parsed.success) throw new ConfigError(`plugins.sales.sandboxLists: ${o.sandboxLists}: ${v.summarize(parsed.issues).split('\n')[0]}`);
+      pinned = parsed.output;
+    }
+    return {
+      async start() {
+        if (pinned.length) await pinSandboxLists(deps, pinned);
+      },
+    };
   },
 });

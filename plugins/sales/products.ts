@@ -3,11 +3,13 @@ import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { DeliveryType, FormatRef, ProductQuery, RankedProduct } from '../../core/ports/inventory.ts';
 import { accountRef, brandRef, date, pagination, versionFields } from '../../lib/adcp/media-buy-fields.ts';
-import { money } from './schemas.ts';
+import { listRef, money } from './schemas.ts';
 import { structuredFormatIds } from '../../lib/adcp/format-ids.ts';
 import type { SalesDeps } from './deps.ts';
 import { CHANNELS } from '../../lib/adcp/channels.ts';
 import { proposalAnswers, refineProposals, type ProposalAnswer } from './proposal-refine.ts';
+import { deferForcedRead, expireForcedRead, takeForcedArm } from './forced-arms.ts';
+import { listDomains, listEntries } from './list-targeting.ts';
 
 const DELIVERY_TYPES = ['guaranteed', 'non_guaranteed'] as const;
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`));
@@ -55,7 +57,7 @@ export const getProductsInput = v.pipe(
         budget_range: v.optional(v.object({ min: v.optional(money), max: v.optional(money), currency: v.optional(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/))) })),
       }),
     ),
-    property_list: v.optional(v.record(v.string(), v.unknown())),
+    property_list: v.optional(listRef),
     fields: v.optional(v.pipe(v.array(v.string()), v.maxLength(60))),
     pagination,
   }),
@@ -123,13 +125,16 @@ export function getProductsTask(deps: SalesDeps) {
       'Products for a natural-language brief, ranked by relevance (buying_mode brief), or refined from earlier results (buying_mode refine: include, omit, more_like_this, ask; proposals: revise, omit, finalize), with filters, pricing options, forecasts and cursor pagination. A brief for an account also gets a draft proposal (a media plan to finalize and buy by proposal_id).',
     protocol: 'media_buy',
     input: getProductsInput,
-    async handler({ input, principal }) {
+    async handler({ input, principal, task }) {
       const mode = input.buying_mode ?? 'brief';
       if (mode === 'wholesale')
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'This seller has no wholesale feed; use buying_mode brief', { field: 'buying_mode' });
       // Products need no account (capabilities: required_for_products false); a named one must exist.
       const account = input.account ? await deps.accounts.resolve(deps.db, principal.orgId, input.account) : undefined;
       const accountKey = account?.account_id ?? '';
+      // A sandbox directive (comply_test_controller force_get_products_arm) answers this call submitted.
+      const forced = account?.sandbox ? await takeForcedArm(deps.db, principal.orgId, account.account_id, 'get_products') : undefined;
+      if (forced) return deferForcedRead(task, forced, deps.clock.now());
       const f = input.filters ?? {};
       const formatIds: FormatRef[] | undefined = f.format_ids ? structuredFormatIds(f.format_ids, 'filters.format_ids') : undefined;
       const deliveryTypes: DeliveryType[] | undefined = f.delivery_type ? [f.delivery_type] : input.preferred_delivery_types;
@@ -143,6 +148,11 @@ export function getProductsTask(deps: SalesDeps) {
         fixedPrice: f.is_fixed_price,
         limit: input.pagination?.max_results ?? 20,
         cursor: input.pagination?.cursor,
+        viewer: principal.orgId,
+        // Only products of the publishers the buyer's property list names (property_list_applied).
+        ...(input.property_list
+          ? { publisherDomains: listDomains(await listEntries(deps, principal.orgId, 'property', input.property_list, 'property_list')) }
+          : {}),
       };
       const applied: Json[] = [];
       let proposals: ProposalAnswer | undefined;
@@ -151,7 +161,7 @@ export function getProductsTask(deps: SalesDeps) {
         // Only proposals named: the answer's products are theirs.
         if (input.refine.every((r) => r.scope === 'proposal') && proposals.productIds.length) query.onlyIds = proposals.productIds;
         const named = input.refine.flatMap((r) => (r.scope === 'product' ? [r.product_id] : []));
-        const known = await deps.inventory.get(named);
+        const known = await deps.inventory.get(named, principal.orgId);
         const asks: string[] = [];
         input.refine.forEach((r, i) => {
           if (r.scope === 'proposal') {
@@ -199,7 +209,7 @@ export function getProductsTask(deps: SalesDeps) {
       if (account && !input.refine && !input.pagination?.cursor)
         proposals = await proposalAnswers(deps, principal.orgId, accountKey, page.products, input.brief, flight.start);
       const missing = (proposals?.productIds ?? []).filter((id) => !page.products.some((p) => p.product_id === id));
-      const extra = missing.length ? [...(await deps.inventory.get(missing)).values()] : [];
+      const extra = missing.length ? [...(await deps.inventory.get(missing, principal.orgId)).values()] : [];
       const body: Json = {
         products: [...page.products, ...extra].map((p) => renderProduct(deps, p, { budget, ...flight })),
         cache_scope: input.account ? 'account' : 'public',
@@ -207,9 +217,10 @@ export function getProductsTask(deps: SalesDeps) {
       };
       if (proposals?.proposals.length) body.proposals = proposals.proposals;
       if (applied.length) body.refinement_applied = applied;
-      if (input.property_list) body.property_list_applied = false;
+      if (input.property_list) body.property_list_applied = true;
       if (deps.options.sandbox) body.sandbox = true;
       return body;
     },
+    resume: expireForcedRead,
   });
 }

@@ -235,7 +235,10 @@ export async function proposalPackages(
       suggestion: 'Finalize the proposal again',
     });
   }
-  const products = await deps.inventory.get(p.allocations.map((a) => a.product_id));
+  const products = await deps.inventory.get(
+    p.allocations.map((a) => a.product_id),
+    p.owner,
+  );
   let left = Math.round(amount * 100);
   return p.allocations.map((a, i) => {
     const cents = i === p.allocations.length - 1 ? left : Math.round((amount * 100 * a.allocation_percentage) / 100);

@@ -42,16 +42,16 @@ export const creativeAssignment = v.object({
 
 /** One package of create_media_buy (media-buy/package-request.json). */
 /** A reference to a list another agent hosts (core/property-list-ref.json, collection-list-ref.json). */
-const listRef = v.object({
+export const listRef = v.object({
   agent_url: v.pipe(v.string('is required'), v.url('must be an absolute URL'), v.regex(/^https?:\/\//i, 'must be an http(s) URL'), v.maxLength(2048)),
   list_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(256)),
   auth_token: v.optional(v.pipe(v.string(), v.maxLength(4096))),
 });
 
 /**
- * The list references of a package's targeting overlay, kept with the package and shown back. Other
- * overlay members are not honored by this seller and are dropped. The simulated ad server does not
- * narrow delivery by the lists (capabilities say property_list_filtering: false).
+ * The list references of a package's targeting overlay, checked against the package's product
+ * (list-targeting.ts), kept with the package and shown back. Other overlay members are not honored
+ * by this seller and are dropped.
  */
 export const targetingOverlay = v.object({
   property_list: v.optional(listRef),

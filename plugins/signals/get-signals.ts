@@ -1,5 +1,6 @@
 import { ProtocolError } from '../../core/errors.ts';
-import { defineTask, type Json } from '../../core/task.ts';
+import { defineTask, type Deferral, type Json, type TaskHandle } from '../../core/task.ts';
+import { expireForcedArm } from './forced-arm.ts';
 import { normalizeAgentUrl } from '../../lib/urls.ts';
 import { agentKey, type ActivationRow, type DestinationRow, type SearchFilters, type SearchPage, type SignalLookup, type SignalRow } from './catalog.ts';
 import type { SignalsCatalog } from './memory-catalog.ts';
@@ -83,7 +84,12 @@ function planOf(input: GetSignalsInput, orgId: string, lookups: SignalLookup[] |
   return { targets, filters: empty ? null : query, fingerprint };
 }
 
-export function getSignalsTask(catalog: SignalsCatalog, reads: ActivationReads, options: RenderOptions) {
+/** Sandbox deployments (a test controller): directives that answer the next get_signals submitted. */
+export interface ForcedArms {
+  take(principalId: string, task: TaskHandle): Promise<Deferral | undefined>;
+}
+
+export function getSignalsTask(catalog: SignalsCatalog, reads: ActivationReads, options: RenderOptions, forced?: ForcedArms) {
   return defineTask({
     name: 'get_signals',
     description:
@@ -94,7 +100,11 @@ export function getSignalsTask(catalog: SignalsCatalog, reads: ActivationReads, 
     // AdCP 3.0.6 requires `signals` in every get_signals answer, a failed one included.
     failureBody: { signals: [] },
     input: getSignalsInput,
-    async handler({ input, principal }) {
+    async handler({ input, principal, task }) {
+      if (forced) {
+        const deferral = await forced.take(principal.id, task);
+        if (deferral) return deferral;
+      }
       if (input.discovery_mode === 'wholesale') {
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'discovery_mode: this agent offers brief discovery only (see discovery_modes in its capabilities)', {
           field: 'discovery_mode',
@@ -121,6 +131,7 @@ export function getSignalsTask(catalog: SignalsCatalog, reads: ActivationReads, 
         return answer(input, plan, page, read.activations, options, snapshot.rendered);
       }
     },
+    resume: expireForcedArm,
   });
 }
 

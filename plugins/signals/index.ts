@@ -5,7 +5,7 @@ import { definePlugin, optional } from '../../core/plugin.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Ids } from '../../core/ports/ids.ts';
-import { Tasks, type Json } from '../../core/task.ts';
+import { Tasks, type Json, type TaskHandle } from '../../core/task.ts';
 import { countSignals, importCatalog } from './catalog.ts';
 import { getSignalsTask } from './get-signals.ts';
 import { activateSignalTask } from './activate-signal.ts';
@@ -14,6 +14,7 @@ import { Clock } from '../../core/ports/clock.ts';
 import { TaskStore } from '../../core/ports/tasks.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
 import { signalsScenarios } from './test-controls.ts';
+import { forcedArmScenario, takeForcedArm } from './forced-arm.ts';
 import { SignalsCatalog } from './memory-catalog.ts';
 import { ActivationReads } from './activation-reads.ts';
 
@@ -51,10 +52,12 @@ export default definePlugin({
     const catalog = new SignalsCatalog(db);
     const reads = new ActivationReads(db);
     const unfollow: Array<() => Promise<void>> = [];
-    tasks.add(getSignalsTask(catalog, reads, taskOptions), activateSignalTask(db, ids, catalog, reads, taskOptions));
+    // Only a sandbox deployment (one with a test controller) looks for forced response arms.
+    const forced = controller ? { take: (principalId: string, task: TaskHandle) => takeForcedArm(db, clock, principalId, task) } : undefined;
+    tasks.add(getSignalsTask(catalog, reads, taskOptions, forced), activateSignalTask(db, ids, catalog, reads, taskOptions));
     const block: Json = { discovery_modes: ['brief'], features: { catalog_signals: true } };
     tasks.declareCapability({ protocol: 'signals', block: { signals: block }, specialisms: ['signal-marketplace', 'signal-owned'] });
-    controller?.register(...signalsScenarios(db, clock, store, reads));
+    controller?.register(...signalsScenarios(db, clock, store, reads), forcedArmScenario(db, clock));
     return {
       async start() {
         if (options.seed && (await countSignals(db)) === 0) {

@@ -15,6 +15,10 @@ const originOf = (url: string): string | null => {
   }
 };
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Tasks per listTasks page. */
+const TASK_PAGE = 50;
+
 /** The TaskGateway hosts call: admission, the pipeline, tool descriptions and principal-scoped task reads. */
 export function createTaskGateway(deps: PipelineDeps): TaskGatewayPort {
   const ns = deps.registry.namespace;
@@ -87,6 +91,14 @@ export function createTaskGateway(deps: PipelineDeps): TaskGatewayPort {
     async cancelTask(id, authorization, resource) {
       const principal = await taskPrincipal(deps.auth, authorization, 'required', resource);
       return cancelTask(deps.repo, id, principal.id);
+    },
+    async listTasks(authorization, resource, cursor) {
+      const principal = await taskPrincipal(deps.auth, authorization, 'required', resource);
+      if (cursor !== undefined && !UUID.test(cursor)) throw new ProtocolError('INVALID_REQUEST', 'cursor is not one this server issued', { field: 'cursor' });
+      // One more than a page tells whether there is a next one.
+      const rows = await deps.repo.list(principal.id, { after: cursor, limit: TASK_PAGE + 1 });
+      const tasks = rows.slice(0, TASK_PAGE);
+      return rows.length > TASK_PAGE ? { tasks, nextCursor: tasks.at(-1)!.id } : { tasks };
     },
   };
 }

@@ -244,6 +244,18 @@ export class TaskRepository {
     });
   }
 
+  /**
+   * A principal's tasks, newest first, `limit` at a time: `after` is the id of the last task of the previous page
+   * (ids are UUID v7, so id order is creation order and the page boundary is stable while tasks are added).
+   */
+  async list(principalId: string, options: { after?: string; limit: number }): Promise<TaskRecord[]> {
+    const rows = await this.db.query<TaskRow>(sql`
+      SELECT ${COLUMNS} FROM tasks
+      WHERE principal_id = ${principalId}::text ${options.after ? sql`AND id < ${options.after}::uuid` : sql.empty}
+      ORDER BY id DESC LIMIT ${options.limit}::int`);
+    return rows.map(toRecord);
+  }
+
   async history(id: string): Promise<StatusHistoryEntry[]> {
     const rows = await this.db.query<{ status: TaskStatus; message: string | null; result: Json | null; at: string | Date }>(sql`
       SELECT status, message, result, at FROM task_status_history WHERE task_id = ${id}::uuid ORDER BY sequence`);

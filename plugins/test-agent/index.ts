@@ -15,6 +15,16 @@ export const SANDBOX_BRANDS = join(import.meta.dir, 'sandbox-brands.json');
 export const CONFORMANCE_PRODUCTS = join(import.meta.dir, 'conformance-products.json');
 /** The AdCP test kits' signals (nova-motors: marketplace and owned, with their named pricing options). */
 export const CONFORMANCE_SIGNALS = join(import.meta.dir, 'conformance-signals.json');
+/** The AdCP test kits' property and collection lists (acme-outdoor inventory_targets), pinned in the sandbox seller. */
+export const SANDBOX_LISTS = join(import.meta.dir, 'inventory-lists.json');
+/** The sandbox's publishers: product fixtures sell them; the test kits' matching property list names them. */
+export const SANDBOX_PUBLISHERS = [
+  'sandbox-publisher.example',
+  'outdoormagazine.example',
+  'hikingtrails.example',
+  'campinggear.example',
+  'mountaineering.example',
+];
 
 const tenant = v.object({
   /** Specialism id and path segment (`signals` -> `/signals/mcp`). */

@@ -3,6 +3,8 @@ import { definePlugin } from '../../core/plugin.ts';
 import { parseOrThrow } from '../../core/validation.ts';
 import { defineTask, Tasks, type Json } from '../../core/task.ts';
 import { ScenarioError, TestController, type TestScenario } from '../../core/ports/test-controller.ts';
+import { TaskStore } from '../../core/ports/tasks.ts';
+import { taskCompletionScenario } from './task-completion.ts';
 
 /** Scenarios AdCP 3.0.6 enumerates in `compliance_testing.scenarios` (3.1 accepts any string). */
 const SCENARIOS_3_0 = new Set([
@@ -44,10 +46,10 @@ const input = v.looseObject({
 export default definePlugin({
   name: 'test-controller',
   provides: [TestController],
-  deps: { tasks: Tasks },
+  deps: { tasks: Tasks, store: TaskStore },
   options,
   env: { TEST_CONTROLLER: { path: 'enabled', type: 'bool' } },
-  init({ tasks }, kernel) {
+  init({ tasks, store }, kernel) {
     const scenarios = new Map<string, TestScenario>();
     kernel.provide(TestController, {
       register(...list) {
@@ -58,6 +60,7 @@ export default definePlugin({
       },
     });
     if (!kernel.options.enabled) return;
+    scenarios.set('force_task_completion', taskCompletionScenario(store));
     const offered = (protocols?: readonly string[]) =>
       [...scenarios.values()].filter((s) => !protocols || protocols.includes(s.protocol) || !!s.servedWith?.some((p) => protocols.includes(p)));
     tasks.add(

@@ -19,6 +19,7 @@ const SELLER = [
   'provide_performance_feedback',
   'sync_accounts',
   'sync_audiences',
+  'sync_governance',
   'sync_catalogs',
   'sync_creatives',
   'sync_event_sources',
@@ -38,6 +39,8 @@ const SELLER_SCENARIOS = [
   'simulate_delivery',
   'simulate_budget_spend',
   'force_create_media_buy_arm',
+  'force_get_products_arm',
+  'force_task_completion',
 ];
 const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative', 'list_transformers', 'validate_input', 'get_creative_features'];
 /** The creative agent as an ad server over the deployment's creative library (served by the seller too). */
@@ -46,27 +49,51 @@ const LIBRARY = ['list_creatives', 'sync_creatives'];
 const GOVERNANCE = ['check_governance', 'get_plan_audit_logs', 'report_plan_outcome', 'sync_plans'];
 // Property and collection lists (plugins/governance-lists) on the same governance agent.
 const LISTS = ['property_list', 'collection_list'].flatMap((n) => [`create_${n}`, `get_${n}`, `update_${n}`, `delete_${n}`, `list_${n}s`]);
+// Content standards (plugins/governance-content) on the same governance agent.
+const CONTENT = [
+  'create_content_standards',
+  'get_content_standards',
+  'update_content_standards',
+  'list_content_standards',
+  'calibrate_content',
+  'validate_content_delivery',
+  'get_media_buy_artifacts',
+];
 /** What each path of the test agent serves, and nothing else. */
 const TOOLS: Record<string, string[]> = {
   // A seller that builds creatives (storyboard creative_generative/seller): the creative tasks too.
   sales: [...COMMON, ...CONTROL, ...CREATIVE, ...AD_SERVER, ...SELLER],
   signals: [...COMMON, ...CONTROL, 'activate_signal', 'get_signals'],
   // The governance storyboards buy under their plans on the same URL: the seller's tasks too.
-  governance: [...COMMON, ...CONTROL, ...GOVERNANCE, ...LISTS, 'validate_property_delivery', ...SELLER],
+  governance: [...COMMON, ...CONTROL, ...GOVERNANCE, ...LISTS, 'validate_property_delivery', ...CONTENT, ...SELLER],
   creative: [...COMMON, ...CONTROL, ...CREATIVE, ...AD_SERVER, ...LIBRARY],
   'creative-builder': [...COMMON, ...CONTROL, ...CREATIVE, ...AD_SERVER, ...LIBRARY],
-  brand: [...COMMON, ...CONTROL, 'get_brand_identity', 'si_get_offering', 'si_initiate_session', 'si_send_message', 'si_terminate_session', 'list_si_sessions'],
+  brand: [
+    ...COMMON,
+    ...CONTROL,
+    'get_brand_identity',
+    'si_get_offering',
+    'si_initiate_session',
+    'si_send_message',
+    'si_terminate_session',
+    'list_si_sessions',
+    'get_rights',
+    'acquire_rights',
+    'update_rights',
+    'creative_approval',
+    'search_brands',
+  ],
 };
 const SCENARIOS: Record<string, string[]> = {
   // The seller also serves the creative tasks: formats seeded per account too.
   sales: [...SELLER_SCENARIOS, 'seed_creative_format'],
-  signals: ['force_signal_activation_status'],
-  governance: ['seed_plan', ...SELLER_SCENARIOS],
-  brand: ['force_session_status'],
+  signals: ['force_signal_activation_status', 'force_get_signals_arm', 'force_task_completion'],
+  governance: ['seed_plan', 'seed_media_buy_artifacts', ...SELLER_SCENARIOS],
+  brand: ['force_session_status', 'force_task_completion', 'force_rights_revoked'],
   // The creative library's scenarios (seeded creatives, forced review), seeded formats, and the
   // deployment's products (creative storyboards require seller scenarios).
-  creative: ['seed_creative_format', 'seed_creative', 'force_creative_status', 'seed_product', 'seed_pricing_option'],
-  'creative-builder': ['seed_creative_format', 'seed_creative', 'force_creative_status', 'seed_product', 'seed_pricing_option'],
+  creative: ['seed_creative_format', 'seed_creative', 'force_creative_status', 'seed_product', 'seed_pricing_option', 'force_task_completion'],
+  'creative-builder': ['seed_creative_format', 'seed_creative', 'force_creative_status', 'seed_product', 'seed_pricing_option', 'force_task_completion'],
 };
 
 // The preset's own plugin list, minus its storage entry (the test server adds an isolated one).

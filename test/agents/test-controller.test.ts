@@ -230,6 +230,28 @@ forEachDatabase<SalesWorld>(
       });
     });
 
+    test('force_get_signals_arm: the next get_signals answers submitted; force_task_completion completes it and pushes the result to its webhook', async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      valid((await control(c, 'force_get_signals_arm', { arm: 'submitted', task_id: 'task_signals_later' })).body);
+      const submitted = await c.call('get_signals', {
+        signal_spec: 'auto intenders',
+        push_notification_config: { url: `${w.buyer.base}/webhooks/signed`, operation_id: 'signals-later' },
+      });
+      expect(submitted.body).toMatchObject({ status: 'submitted', task_id: 'task_signals_later', signals: [] });
+      expect(bothVersionsErrors('signals/get-signals-response.json', submitted.body)).toEqual([]);
+      expect((await c.call('get_signals', { signal_spec: 'auto intenders' })).body.signals.length).toBeGreaterThan(0);
+      const result = { signals: [{ signal_agent_segment_id: 'sig_forced', name: 'Forced' }] };
+      const completed = await control(c, 'force_task_completion', { task_id: 'task_signals_later', result });
+      valid(completed.body);
+      expect(completed.body).toMatchObject({ success: true, previous_state: 'submitted', current_state: 'completed' });
+      await w.settle();
+      const pushed = w.events.filter((e) => e.payload.task_id === 'task_signals_later' || e.payload.operation_id === 'signals-later');
+      expect(pushed.map((e) => e.payload.status)).toContain('completed');
+      expect(pushed.find((e) => e.payload.status === 'completed')!.payload.result).toMatchObject(result);
+      await c.close();
+    });
+
     test('seed_plan: a plan fixture check_governance then judges against', async () => {
       const c = await get().client('rest');
       const seeded = await control(c, 'seed_plan', {

@@ -17,6 +17,8 @@ import { restClient } from '../support/agent.ts';
 import { newKey } from '../support/principals.ts';
 import { fid, startCreativeServer, TOKEN, type CreativeServer } from './fixture.ts';
 import rateLimit from '../../plugins/rate-limit/index.ts';
+import { Database } from '../../core/ports/database.ts';
+import { BrandJsonRecords } from '../../core/ports/authoritative-records.ts';
 
 // Both BrandLookup adapters: the brand registry of the same deployment (registry-brands) and the
 // creative plugin's client of a registry at a configured URL (through the SSRF-guarded crawler).
@@ -115,6 +117,39 @@ forEachDatabase<Parties>(
       const unknown = await buildFor(get().remote, 'unknown-brand.example', 'lookup-remote-000000002', 'as a task');
       expect(unknown.status).toBe('failed');
       expect(structuredClone(unknown.result)).toMatchObject({ code: 'REFERENCE_NOT_FOUND', field: 'brand.domain' });
+    });
+
+    test('a brand known by its brand.json: colours, the light-background logo, font and tagline, by either adapter', async () => {
+      const together = get().together.server;
+      const doc = {
+        house: { domain: 'summit-lookup.example', name: 'Summit' },
+        brands: [
+          {
+            id: 'summit',
+            names: [{ en: 'Summit Gear' }],
+            logos: [
+              { url: 'https://summit-lookup.example/dark.png', background: 'dark-bg' },
+              { url: 'https://summit-lookup.example/logo.png', background: 'light-bg' },
+            ],
+            colors: { primary: '#1B5E20', secondary: '#F9A825' },
+            fonts: { primary: { family: 'Inter' }, secondary: 'Merriweather' },
+            tagline: 'Up we go',
+          },
+        ],
+      };
+      const records = together.deployment.get(BrandJsonRecords);
+      await together.deployment.get(Database).transaction((tx) => records.record(tx, 'summit-lookup.example', doc));
+      const expected = {
+        domain: 'summit-lookup.example',
+        name: 'Summit Gear',
+        colors: { primary: '#1B5E20', secondary: '#F9A825' },
+        logo_url: 'https://summit-lookup.example/logo.png',
+        fonts: { primary: 'Inter', secondary: 'Merriweather' },
+        tagline: 'Up we go',
+      };
+      expect(await together.deployment.get(BrandLookup).resolve('summit-lookup.example')).toEqual(expected);
+      const remote = createRegistryBrandLookup(new HttpCrawler({ allowlist: ['127.0.0.1'] }), together.base, { allowHttp: true });
+      expect(await remote.resolve('summit-lookup.example')).toEqual(expected);
     });
 
     test('the URL adapter: null for unknown brands, an error when the registry cannot be asked or is not public', async () => {

@@ -140,6 +140,7 @@ test('every endpoint answers what the document declares', async () => {
   await get('/api/brands/resolve', '/api/brands/resolve?domain=unknown.example');
   await post('/api/brands/resolve/bulk', { domains: ['acme.example', 'nothing.example'] });
   await get('/api/brands/history', '/api/brands/history?domain=acme.example');
+  await get('/api/brands/diff', '/api/brands/diff?domain=acme.example&to=2');
   await post('/api/brands/{domain}/rollback', { to_revision: 1 }, '/api/brands/acme.example/rollback');
   await get('/api/brands/registry', '/api/brands/registry?limit=5');
   await get('/api/brands/find', '/api/brands/find?q=acme');
@@ -174,6 +175,7 @@ test('every endpoint answers what the document declares', async () => {
   await post('/api/policies/resolve/bulk', { policy_ids: ['doc_policy', 'missing'] });
   await get('/api/policies/history', '/api/policies/history?policy_id=doc_policy');
   await get('/api/properties/history', '/api/properties/history?domain=hosted.example');
+  await get('/api/properties/diff', '/api/properties/diff?domain=hosted.example');
   await post('/api/properties/{domain}/rollback', { to_revision: 1 }, '/api/properties/hosted.example/rollback');
   await get('/api/properties/registry');
 
@@ -236,6 +238,7 @@ test('every endpoint answers what the document declares', async () => {
 
   // Feed and ownership.
   await get('/api/registry/feed', '/api/registry/feed?limit=5', t);
+  await get('/api/registry/feed/recent', '/api/registry/feed/recent?limit=5', t);
   await post('/api/ownership/challenge', { domain: 'owned.example' });
   await get('/api/ownership/status', '/api/ownership/status?domain=owned.example', t);
   const verify = await post('/api/ownership/verify', { domain: 'owned.example', method: 'http' });

@@ -109,6 +109,39 @@ const SAMPLES: Record<string, unknown[]> = {
     { idempotency_key: 'k'.repeat(16), name: 'n', filters: { kinds: ['movie'] } },
   ],
   'collection/list-collection-lists-request.json': [{ name_contains: 'x', pagination: { max_results: 100 } }, { pagination: { max_results: 101 } }],
+  'content-standards/create-content-standards-request.json': [
+    { idempotency_key: 'k'.repeat(16), scope: { languages_any: ['en'] }, policies: [{ policy_id: 'p', enforcement: 'must', policy: 'No gambling' }] },
+    { idempotency_key: 'k'.repeat(16), scope: { languages_any: ['en'] }, policies: [{ policy_id: 'p', enforcement: 'always', policy: 'x' }] },
+    { idempotency_key: 'k'.repeat(16), scope: { channels_any: ['display'] }, registry_policy_ids: ['r'] },
+  ],
+  'content-standards/calibrate-content-request.json': [
+    { idempotency_key: 'k'.repeat(16), standards_id: 's', artifact: { property_rid: 'p', artifact_id: 'a', assets: [{ type: 'text', content: 'x' }] } },
+    { idempotency_key: 'k'.repeat(16), standards_id: 's', artifact: { artifact_id: 'a', assets: [] } },
+  ],
+  'content-standards/get-media-buy-artifacts-request.json': [
+    { media_buy_id: 'm', pagination: { max_results: 10_000 } },
+    { media_buy_id: 'm', pagination: { max_results: 10_001 } },
+  ],
+  'account/sync-governance-request.json': [
+    {
+      idempotency_key: 'k'.repeat(16),
+      accounts: [
+        {
+          account: { account_id: 'a' },
+          governance_agents: [{ url: 'https://g.example', authentication: { schemes: ['Bearer'], credentials: 'c'.repeat(32) } }],
+        },
+      ],
+    },
+    {
+      idempotency_key: 'k'.repeat(16),
+      accounts: [
+        {
+          account: { account_id: 'a' },
+          governance_agents: [{ url: 'http://g.example', authentication: { schemes: ['Bearer'], credentials: 'c'.repeat(32) } }],
+        },
+      ],
+    },
+  ],
 };
 
 test('vendored request schemas validate exactly like the published 3.1.19 set', () => {

@@ -20,6 +20,7 @@ const line = (over: Partial<ModelLine> = {}): ModelLine => ({
   pricingModel: 'cpm',
   rate: 10,
   ctr: 0.002,
+  inventoryShare: 1,
   flightStart: new Date(START),
   flightEnd: new Date(START + 10 * 24 * HOUR),
   states: [{ state: 'live', at: new Date(START) }],
@@ -31,6 +32,16 @@ const figures = (l: ModelLine, from: number, to: number, asOf: number, o = optio
 };
 
 describe('simulated ad server delivery model', () => {
+  test('delivery scales with the inventory share the targeting leaves; none leaves none', () => {
+    const at = START + 48 * HOUR;
+    const [full] = cumulative(line(), [at], at, options);
+    const [half] = cumulative(line({ inventoryShare: 0.5 }), [at], at, options);
+    const [none] = cumulative(line({ inventoryShare: 0 }), [at], at, options);
+    expect(full!.impressions).toBeGreaterThan(0);
+    expect(half!.impressions).toBeCloseTo(full!.impressions / 2, 6);
+    expect(none).toEqual({ impressions: 0, clicks: 0, spend: 0 });
+  });
+
   test('deterministic for a seed, different for another', () => {
     const asOf = START + 48 * HOUR;
     expect(figures(line(), START, asOf, asOf)).toEqual(figures(line(), START, asOf, asOf));

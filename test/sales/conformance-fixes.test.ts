@@ -3,7 +3,7 @@ import testController from '../../plugins/test-controller/index.ts';
 import { forEachDatabase } from '../support/db.ts';
 import type { TaskClient } from '../support/agent.ts';
 import { bothVersionsErrors } from '../support/schemas.ts';
-import { HOUR, startSalesWorld, type SalesWorld } from './fixture.ts';
+import { HOUR, OTHER_TOKEN, startSalesWorld, type SalesWorld } from './fixture.ts';
 
 let n = 0;
 const key = (p: string) => `${p}-conformance-${String(++n).padStart(8, '0')}`;
@@ -207,6 +207,22 @@ forEachDatabase<SalesWorld>(
       expect(product.pricing_options.map((o: { pricing_option_id: string }) => o.pricing_option_id)).toEqual(['cpm_standard']);
       const bought = await c.call('create_media_buy', buy(w, account, {}, { product_id: 'outdoor_video_q2', pricing_option_id: 'cpm_standard', budget: 5000 }));
       expect(bought.ok).toBe(true);
+      // Another caller neither finds nor buys the fixture.
+      const stranger = await w.client('mcp', OTHER_TOKEN);
+      const theirs = await stranger.call('get_products', { buying_mode: 'brief', brief: 'outdoor video' });
+      expect(theirs.body.products.some((p: { product_id: string }) => p.product_id === 'outdoor_video_q2')).toBe(false);
+      const refused = await stranger.call(
+        'create_media_buy',
+        buy(
+          w,
+          { ...natural('other-fixtures.example'), sandbox: true },
+          {},
+          { product_id: 'outdoor_video_q2', pricing_option_id: 'cpm_standard', budget: 5000 },
+        ),
+      );
+      expect(refused.ok).toBe(false);
+      expect(JSON.stringify(refused.body)).toContain('PRODUCT_NOT_FOUND');
+      await stranger.close();
       // A malformed fixture is refused in band and writes nothing.
       expect((await control(c, 'seed_product', { product_id: 'bad_one', fixture: { delivery_type: 'sometimes' } })).body).toMatchObject({
         success: false,
@@ -239,7 +255,7 @@ forEachDatabase<SalesWorld>(
       // Without an account a buyer fixture has no owner to belong to.
       expect((await control(c, 'seed_media_buy', { media_buy_id: 'fixture_mb_2' })).body).toMatchObject({ success: false, error: 'INVALID_PARAMS' });
       // Another caller cannot take over a fixture id.
-      const other = await w.client('mcp', 'sales-other-token-0123456789');
+      const other = await w.client('mcp', OTHER_TOKEN);
       expect((await control(other, 'seed_media_buy', { media_buy_id: 'fixture_mb_1' }, account)).body).toMatchObject({
         success: false,
         error: 'INVALID_PARAMS',

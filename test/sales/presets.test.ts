@@ -34,6 +34,7 @@ const SALES_TOOLS = [
   'sync_catalogs',
   'sync_creatives',
   'sync_event_sources',
+  'sync_governance',
   'update_media_buy',
   'validate_input',
 ];

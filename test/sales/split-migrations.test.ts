@@ -60,6 +60,7 @@ forEachDatabase<{ upgraded: DatabasePort; fresh: DatabasePort; drop: () => Promi
       );
       expect(ledger.map((r) => `${r.owner}/${r.version}`).sort()).toEqual([
         'sales-accounts/1',
+        'sales-accounts/2',
         'sales-buyer-data/1',
         'sales-creatives/1',
         'sales/1',
@@ -67,6 +68,8 @@ forEachDatabase<{ upgraded: DatabasePort; fresh: DatabasePort; drop: () => Promi
         'sales/3',
         'sales/4',
         'sales/5',
+        'sales/6',
+        'sales/7',
       ]);
       const shapeFresh = await shape(fresh);
       expect(shapeFresh.length).toBeGreaterThan(100);

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { expect, test } from 'bun:test';
 import testController from '../../plugins/test-controller/index.ts';
 import { forEachDatabase } from '../support/db.ts';
@@ -18,7 +19,7 @@ forEachDatabase<SalesWorld>(
   (adapter, schema) =>
     startSalesWorld(adapter, schema, {
       env: { PROTOCOL_NAMESPACE: 'adcp' },
-      sales: { sandbox: true, sandboxAccounts: [STARTER] },
+      sales: { sandbox: true, sandboxAccounts: [STARTER], sandboxLists: join(import.meta.dir, '../fixtures/sandbox-lists.json') },
       extra: [testController({ enabled: true })],
     }),
   (w) => w.close(),
@@ -200,6 +201,49 @@ forEachDatabase<SalesWorld>(
       await c.close();
     });
 
+    test('force_get_products_arm: the next get_products under that account answers submitted; force_task_completion gives its result, once, to its caller only', async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      const account = { ...natural('forced-read.example'), sandbox: true };
+      const control = (scenario: string, params: Record<string, unknown>) => c.call('comply_test_controller', { scenario, params, account });
+      expect((await control('force_get_products_arm', { arm: 'submitted', task_id: 'task_products_later', message: 'Inventory review' })).body).toMatchObject({
+        success: true,
+        forced: { arm: 'submitted', task_id: 'task_products_later' },
+      });
+      const submitted = await c.call('get_products', { buying_mode: 'brief', brief: 'sports video', account });
+      expect(submitted.body).toMatchObject({ status: 'submitted', task_id: 'task_products_later', message: 'Inventory review' });
+      expect(bothVersionsErrors('media-buy/get-products-response.json', submitted.body)).toEqual([]);
+      // Consumed: the next call answers at once.
+      expect((await c.call('get_products', { buying_mode: 'brief', brief: 'sports video', account })).body.products.length).toBeGreaterThan(0);
+
+      // A result missing what a get_products response needs is refused; nothing changes.
+      expect((await control('force_task_completion', { task_id: 'task_products_later', result: { items: [] } })).body).toMatchObject({
+        success: false,
+        error: 'INVALID_PARAMS',
+      });
+      const other = await w.client('mcp', OTHER_TOKEN);
+      expect(
+        (
+          await other.call('comply_test_controller', {
+            scenario: 'force_task_completion',
+            params: { task_id: 'task_products_later', result: { products: [] } },
+          })
+        ).body,
+      ).toMatchObject({ success: false, error: 'NOT_FOUND' });
+      await other.close();
+      const result = { products: [], sandbox: true, note: 'kept as sent' };
+      const completed = await control('force_task_completion', { task_id: 'task_products_later', result });
+      expect(completed.body).toMatchObject({ success: true, previous_state: 'submitted', current_state: 'completed' });
+      expect(bothVersionsErrors('compliance/comply-test-controller-response.json', completed.body)).toEqual([]);
+      const polled = await c.call('get_task_status', { task_id: 'task_products_later' });
+      expect(polled.body).toMatchObject({ status: 'completed', task_type: 'get_products', result: { ...result, status: 'completed' } });
+      expect((await control('force_task_completion', { task_id: 'task_products_later', result })).body).toMatchObject({
+        success: false,
+        error: 'INVALID_STATE',
+      });
+      await c.close();
+    });
+
     // Storyboard media_buy_seller/refine_products names a product of another seller's catalog.
     test('refine: an unknown product is unable in its slot, the other entries still apply', async () => {
       const w = get();
@@ -220,7 +264,7 @@ forEachDatabase<SalesWorld>(
     });
 
     // Storyboard media_buy_seller/inventory_list_targeting.
-    test('targeting_overlay list references are kept with the package (tokens dropped), shown back, and replaced by update', async () => {
+    test('targeting_overlay list references (pinned sandbox lists) are kept with the package (tokens dropped), shown back, and replaced by update', async () => {
       const w = get();
       const c = await w.client('mcp');
       const ref = (list_id: string) => ({ agent_url: 'https://governance.pinnacle-agency.example', list_id });
@@ -249,9 +293,19 @@ forEachDatabase<SalesWorld>(
       const updated = await c.call('update_media_buy', {
         idempotency_key: key('lists'),
         media_buy_id: id,
-        packages: [{ package_id: created.body.packages[0].package_id, targeting_overlay: { property_list: ref('no_match_v1') } }],
+        packages: [{ package_id: created.body.packages[0].package_id, targeting_overlay: { property_list: ref('allow_v2') } }],
       });
       expect(updated.ok).toBe(true);
+      expect(await read()).toEqual({ property_list: ref('allow_v2') });
+      // A list naming none of the package's publishers is taken with a note: the package will deliver nothing.
+      const nowhere = await c.call('update_media_buy', {
+        idempotency_key: key('lists'),
+        media_buy_id: id,
+        packages: [{ package_id: created.body.packages[0].package_id, targeting_overlay: { property_list: ref('no_match_v1') } }],
+      });
+      expect(nowhere.ok).toBe(true);
+      expect(nowhere.body.message).toContain('will deliver nothing');
+      expect(bothVersionsErrors('media-buy/update-media-buy-response.json', nowhere.body)).toEqual([]);
       expect(await read()).toEqual({ property_list: ref('no_match_v1') });
       const bad = await c.call('update_media_buy', {
         idempotency_key: key('lists'),

@@ -122,7 +122,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
       }
 
       const mediaBuyId = `mb_${ids.uuid7().replace(/-/g, '')}`;
-      const planned = await planPackages(deps, account.account_id, packages, 'packages', mediaBuyId, 0, input.total_budget?.currency ?? null, now);
+      const planned = await planPackages(deps, owner, account.account_id, packages, 'packages', mediaBuyId, 0, input.total_budget?.currency ?? null, now);
       const total = Math.round(planned.reduce((s, p) => s + p.row.budget, 0) * 100) / 100;
       if (input.total_budget && total > input.total_budget.amount) {
         throw new ProtocolError('INVALID_REQUEST', `total_budget.amount: the packages add up to ${total}, more than ${input.total_budget.amount}`, {
@@ -133,6 +133,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
       // Last check before anything is written: a denial writes nothing here (the agent keeps its audit entry).
       const governance = await consultGovernance(deps, {
         owner,
+        accountId: account.account_id,
         planId: input.plan_id,
         payload: {
           account: input.account,
@@ -218,10 +219,18 @@ export function createMediaBuyTask(deps: SalesDeps) {
           await write(tx, { ...buy, due_at: dueAt(buy, delayMs()) });
         });
       } catch (error) {
-        if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'failed' });
+        if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'failed' }, account.account_id);
         throw error;
       }
-      if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'completed', seller_reference: mediaBuyId, committed_budget: total });
+      if (governance) {
+        await reportGovernanceOutcome(
+          deps,
+          owner,
+          governance,
+          { outcome: 'completed', seller_reference: mediaBuyId, committed_budget: total },
+          account.account_id,
+        );
+      }
       // The key is echoed so a buyer can file the answer under it (replays return the same body).
       return {
         ...renderBuy(
@@ -230,6 +239,8 @@ export function createMediaBuyTask(deps: SalesDeps) {
         ),
         ...(input.proposal_id ? { proposal_id: input.proposal_id } : {}),
         ...(idempotency.key ? { idempotency_key: idempotency.key } : {}),
+        // Packages booked whose targeting leaves no inventory (their property lists name none of their publishers).
+        ...(planned.some((p) => p.note) ? { message: planned.flatMap((p) => (p.note ? [p.note] : [])).join(' ') } : {}),
       };
     },
     async resume({ state, clock, reschedule }) {
@@ -293,6 +304,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
           reviewed.owner,
           reviewed.governance,
           outcome.rejected ? { outcome: 'failed' } : { outcome: 'completed', seller_reference: id, committed_budget: reviewed.total_budget },
+          reviewed.account_id,
         );
       }
       if (outcome.rejected)

@@ -1,9 +1,30 @@
 import { ProtocolError } from '../../../core/errors.ts';
 import type { Json } from '../../../core/task.ts';
-import type { GovernanceOutcome } from '../../../core/ports/governance.ts';
+import type { GovernanceOutcome, GovernancePort } from '../../../core/ports/governance.ts';
 import type { SalesDeps } from '../deps.ts';
+import { createRemoteGovernance } from '../governance-client.ts';
 import type { PlannedPackage } from './packages.ts';
 import type { BuyGovernance } from './store.ts';
+
+/**
+ * The governance agent of an account: the one the buyer synced for it (sync_governance), called
+ * with the credential synced with it; else the deployment's (configured or in-process), if any.
+ */
+async function governanceOf(deps: SalesDeps, accountId: string | undefined): Promise<GovernancePort | undefined> {
+  const synced = accountId ? await deps.accounts.governanceAgent(deps.db, accountId) : undefined;
+  if (!synced) return deps.governance;
+  if (!deps.crawler) {
+    throw new ProtocolError(
+      'GOVERNANCE_UNAVAILABLE',
+      'This seller makes no outbound requests: the governance agent synced for the account cannot be consulted',
+      {
+        status: 503,
+        field: 'plan_id',
+      },
+    );
+  }
+  return createRemoteGovernance(deps.crawler, synced.url, synced.credentials);
+}
 
 /**
  * Ask the governance agent about a buy before anything is written: denied is GOVERNANCE_DENIED
@@ -12,15 +33,26 @@ import type { BuyGovernance } from './store.ts';
  */
 export async function consultGovernance(
   deps: SalesDeps,
-  request: { owner: string; planId?: string; payload: Json; planned: readonly PlannedPackage[]; total: number; currency: string; start: Date; end: Date },
+  request: {
+    owner: string;
+    accountId?: string;
+    planId?: string;
+    payload: Json;
+    planned: readonly PlannedPackage[];
+    total: number;
+    currency: string;
+    start: Date;
+    end: Date;
+  },
 ): Promise<BuyGovernance | null> {
-  const g = deps.governance;
-  if (!g) return null;
   if (!request.planId) {
-    if (deps.options.governanceRequired)
+    // Looked up only when it matters: most buys name no plan on a seller that does not require one.
+    if (deps.options.governanceRequired && (await governanceOf(deps, request.accountId)))
       throw new ProtocolError('INVALID_REQUEST', 'plan_id: is required: this seller consults a governance agent before every media buy', { field: 'plan_id' });
     return null;
   }
+  const g = await governanceOf(deps, request.accountId);
+  if (!g) return null;
   const channels = [...new Set(request.planned.flatMap((p) => p.product.channels))];
   const countries = [...new Set(request.planned.flatMap((p) => p.product.countries))];
   const decision = await g.check({
@@ -66,10 +98,12 @@ export async function reportGovernanceOutcome(
   owner: string,
   g: BuyGovernance,
   outcome: Omit<GovernanceOutcome, 'owner' | 'plan_id' | 'check_id' | 'governance_context'>,
+  accountId?: string,
 ): Promise<void> {
-  if (!deps.governance) return;
   try {
-    await deps.governance.reportOutcome({ owner, plan_id: g.plan_id, check_id: g.check_id, governance_context: g.governance_context, ...outcome });
+    const governance = await governanceOf(deps, accountId);
+    if (!governance) return;
+    await governance.reportOutcome({ owner, plan_id: g.plan_id, check_id: g.check_id, governance_context: g.governance_context, ...outcome });
   } catch (error) {
     deps.logger.warn({ err: error, plan_id: g.plan_id, check_id: g.check_id }, 'governance outcome could not be reported');
   }

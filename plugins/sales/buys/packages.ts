@@ -4,6 +4,7 @@ import type { OrderLine } from '../../../core/ports/ad-server.ts';
 import type { Product } from '../../../core/ports/inventory.ts';
 import type { SalesDeps } from '../deps.ts';
 import { keptOverlay, type PackageRequest } from '../schemas.ts';
+import { matchPackageLists } from '../list-targeting.ts';
 import { fitsFormats, formatKey, structuredFormatIds } from '../../../lib/adcp/format-ids.ts';
 import type { PreparedCreative } from '../../../core/ports/seller-creatives.ts';
 import { assign } from './assignments.ts';
@@ -16,6 +17,8 @@ export interface PlannedPackage {
   creatives: PreparedCreative[];
   assignments: Array<{ creative_id: string; weight?: number }>;
   line: OrderLine;
+  /** Said to the buyer about this package (its targeting leaves no inventory). */
+  note?: string;
 }
 
 /**
@@ -26,6 +29,7 @@ export interface PlannedPackage {
  */
 export async function planPackages(
   deps: SalesDeps,
+  owner: string,
   accountId: string,
   inputs: readonly PackageRequest[],
   field: string,
@@ -34,7 +38,7 @@ export async function planPackages(
   currency: string | null,
   now: Date,
 ): Promise<PlannedPackage[]> {
-  const products = await deps.inventory.get([...new Set(inputs.map((p) => p.product_id))]);
+  const products = await deps.inventory.get([...new Set(inputs.map((p) => p.product_id))], owner);
   const library = await deps.creatives.formatKeys(
     deps.db,
     accountId,
@@ -52,6 +56,7 @@ export async function planPackages(
         suggestion: 'Use a product_id returned by get_products',
       });
     }
+    const match = await matchPackageLists(deps, owner, p.targeting_overlay, product, `${at}.targeting_overlay`);
     const option = product.pricing_options.find((o) => o.pricing_option_id === p.pricing_option_id);
     if (!option) {
       throw new ProtocolError(
@@ -156,8 +161,9 @@ export async function planPackages(
       rate,
       currency: option.currency,
       ctr: product.ctr,
+      inventoryShare: match.share,
     };
-    planned.push({ row, product, creatives, assignments, line });
+    planned.push({ row, product, creatives, assignments, line, ...(match.note ? { note: match.note } : {}) });
   }
   return planned;
 }

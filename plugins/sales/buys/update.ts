@@ -15,6 +15,7 @@ import { needsCreatives, planPackages, writePackages } from './packages.ts';
 import { requireAction, requireTransition, VALID_ACTIONS } from './status.ts';
 import { addHistory, loadBuy, loadPackages, TERMINAL, updateBuy, type BuyRow, type PackageRow } from './store.ts';
 import { renderPackage } from './render.ts';
+import { matchPackageLists, type ListMatch } from '../list-targeting.ts';
 
 const packageUpdate = v.object({
   package_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128)),
@@ -79,8 +80,21 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       const before = (await loadPackages(deps.db, [current.media_buy_id])).get(current.media_buy_id)!;
       // Catalog and creative-agent checks need the network or the pool: before the transaction.
       const planned = input.new_packages
-        ? await planPackages(deps, current.account_id, input.new_packages, 'new_packages', current.media_buy_id, before.length, current.currency, now)
+        ? await planPackages(deps, owner, current.account_id, input.new_packages, 'new_packages', current.media_buy_id, before.length, current.currency, now)
         : [];
+      // Replaced list references resolve and match their package's product, before the transaction (it may fetch the lists).
+      const retargeted = (input.packages ?? []).flatMap((u, i) =>
+        u.targeting_overlay ? [{ u, i, pkg: before.find((p) => p.package_id === u.package_id) }] : [],
+      );
+      const matches = new Map<string, ListMatch>();
+      if (retargeted.length) {
+        const products = await deps.inventory.get(retargeted.flatMap((r) => (r.pkg ? [r.pkg.product_id] : [])));
+        for (const { u, i, pkg } of retargeted) {
+          const product = pkg && products.get(pkg.product_id);
+          if (product) matches.set(pkg.package_id, await matchPackageLists(deps, owner, u.targeting_overlay, product, `packages[${i}].targeting_overlay`));
+        }
+      }
+      const notes = [...[...matches.values()].flatMap((m) => (m.note ? [m.note] : [])), ...planned.flatMap((p) => (p.note ? [p.note] : []))];
 
       return deps.db.transaction(async (tx) => {
         const b = (await loadBuy(tx, current.media_buy_id, owner, true))!;
@@ -221,9 +235,10 @@ export function updateMediaBuyTask(deps: SalesDeps) {
             changed.targeting_overlay = keptOverlay(u.targeting_overlay);
           }
           Object.assign(pkg, changed);
+          const match = matches.get(pkg.package_id);
           await tx.query(sql`UPDATE sales_packages SET budget = ${pkg.budget}::numeric, bid_price = ${pkg.bid_price}::numeric, paused = ${pkg.paused}::boolean,
             canceled = ${pkg.canceled}::boolean, targeting_overlay = ${pkg.targeting_overlay ?? null}::jsonb WHERE package_id = ${pkg.package_id}::text`);
-          if (changed.budget !== undefined || changed.bid_price !== undefined) {
+          if (changed.budget !== undefined || changed.bid_price !== undefined || match) {
             await deps.adServer.amend(tx, b.media_buy_id, {
               lines: [
                 {
@@ -234,6 +249,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
                   rate: pkg.bid_price ?? pkg.rate,
                   currency: pkg.currency,
                   ctr: 0,
+                  ...(match ? { inventoryShare: match.share } : {}),
                 },
               ],
             });
@@ -309,6 +325,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           valid_actions: [...VALID_ACTIONS[after.status]],
           sandbox: after.sandbox,
         };
+        if (notes.length) body.message = notes.join(' ');
         return body;
       });
     },

@@ -72,16 +72,17 @@ export const SI_OFFERINGS = [
  * Every specialism under its own path, each with MCP (`/{id}/mcp`), A2A (`/{id}/a2a`, card at
  * `/{id}/.well-known/agent-card.json`) and REST (`/{id}/tasks/{name}`), serving only its own
  * tasks plus capabilities and task status, and the sandbox test controller (`compliance`) where
- * the specialism has scenarios (sales, signals, governance).
+ * the specialism has scenarios (sales, signals, governance, creative).
  * `/creative` (templates, transformation, previews) and `/creative-builder` (generative builds)
- * are one creative plugin serving the same tasks. `/sales` also serves the creative tasks: a
+ * are one creative plugin serving the same tasks, and an ad server (creative-ad-server) over the
+ * seller's creative library, which the controller seeds. `/sales` also serves the creative tasks: a
  * seller that builds creatives is found at one URL (storyboard creative_generative/seller).
  */
 export const TENANTS = [
   { id: 'signals', name: 'Signals', protocols: ['signals', 'compliance'] },
   { id: 'sales', name: 'Sales', protocols: ['media_buy', 'creative', 'compliance'] },
-  { id: 'creative', name: 'Creative', protocols: ['creative'] },
-  { id: 'creative-builder', name: 'Creative builder', protocols: ['creative'] },
+  { id: 'creative', name: 'Creative', protocols: ['creative', 'compliance'] },
+  { id: 'creative-builder', name: 'Creative builder', protocols: ['creative', 'compliance'] },
   // The governance storyboards act as a buyer on ONE url: plans and checks, then create_media_buy
   // and delivery under them. The governance agent's path therefore fronts the same seller too.
   { id: 'governance', name: 'Governance', protocols: ['governance', 'media_buy', 'compliance'] },

@@ -138,6 +138,8 @@ export interface TaskDefinition<I = any, O extends Json = Json> {
   description: string;
   /** Protocol group (`protocol`, `signals`, `media_buy`...): mounts and capabilities select by it. */
   protocol: string;
+  /** Other groups whose mounts serve the task too (list_creatives: a seller's and a creative agent's). */
+  servedWith?: readonly string[];
   /** Valibot schema of the task's own fields; envelope fields (context, push config, key) are handled by the runtime. */
   input: v.GenericSchema<unknown, I>;
   /**
@@ -219,7 +221,7 @@ export class TaskRegistry {
     const all = [...this.tasks.values()];
     if (!protocols) return all;
     // The `protocol` group (capabilities, task status) is served on every mount.
-    return all.filter((t) => t.protocol === 'protocol' || protocols.includes(t.protocol));
+    return all.filter((t) => t.protocol === 'protocol' || protocols.includes(t.protocol) || !!t.servedWith?.some((p) => protocols.includes(p)));
   }
 
   declareCapability(contribution: CapabilityContribution): void {

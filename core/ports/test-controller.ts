@@ -43,6 +43,8 @@ export interface ScenarioContext<P> {
 export interface TestScenario<P = any> {
   name: string;
   protocol: string;
+  /** Other groups whose mounts offer the scenario too (a creative library's, seller and creative agent). */
+  servedWith?: readonly string[];
   description: string;
   params: v.GenericSchema<unknown, P>;
   run(ctx: ScenarioContext<P>): Promise<ScenarioResult>;

@@ -5,6 +5,7 @@ import type { BrandLookupPort } from '../../core/ports/brand-lookup.ts';
 import type { CreativeGeneratorPort, FormatDefinition } from '../../core/ports/creative-generator.ts';
 import { normalizeAgentUrl } from '../../lib/urls.ts';
 import type { FormatCatalog } from './catalog.ts';
+import type { CreativeStorePort } from '../../core/ports/creative-store.ts';
 import type { FormatIdInput } from './format-id.ts';
 
 /** What the creative tasks share, built once in the plugin's init. */
@@ -25,6 +26,8 @@ export interface CreativeContext {
   buildDelayMs: number;
   /** Sandbox: formats seeded by the test controller are listed per account. */
   seeded: boolean;
+  /** The creative library served as an ad server, once attached (CreativeLibrary port). */
+  library: () => CreativeStorePort | undefined;
 }
 
 /** A format a request names, resolved against the catalog, with the size and duration it renders at. */

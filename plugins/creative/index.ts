@@ -26,6 +26,11 @@ import type { CreativeContext } from './context.ts';
 import { FormatCatalog } from './catalog.ts';
 import { REFERENCE_CREATIVE_AGENT } from '../../lib/adcp/reference-formats.ts';
 import { CreativeFormats } from '../../core/ports/creative-formats.ts';
+import { CreativeLibrary, type CreativeStorePort } from '../../core/ports/creative-store.ts';
+import { trackerRoute } from './trackers.ts';
+import { creativeDeliveryTask } from './tasks/delivery.ts';
+import { reportUsageTask } from './tasks/report-usage.ts';
+import { creativeFeaturesTask, listTransformersTask, validateInputTask } from './tasks/describe.ts';
 
 export const DEFAULT_SEED = join(import.meta.dir, 'seed.json');
 /** This agent's own display templates (plain sizes such as display_300x250, and source_master to adapt from). */
@@ -77,6 +82,12 @@ const options = v.object({
       allowHttp: v.optional(v.boolean(), false),
     }),
   ),
+  /**
+   * Serve the creative library of this deployment (the seller's, attached through the CreativeLibrary
+   * port) as an ad server: build_creative of a creative_id answers a serving tag with trackers,
+   * get_creative_delivery and report_usage are offered, capabilities declare creative-ad-server.
+   */
+  adServer: v.optional(v.boolean(), true),
   /** Expired previews and files are deleted this often (0: never). */
   pruneIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 600_000),
 });
@@ -90,7 +101,7 @@ const options = v.object({
  */
 export default definePlugin({
   name: 'creative',
-  provides: [CreativeFormats],
+  provides: [CreativeFormats, CreativeLibrary],
   deps: {
     db: Database,
     clock: Clock,
@@ -153,9 +164,27 @@ export default definePlugin({
       assetTtlMs: o.assetTtlSeconds * 1000,
       buildDelayMs: o.buildDelaySeconds * 1000,
       seeded: !!controller,
+      library: () => library,
     };
+    let library: CreativeStorePort | undefined;
+    kernel.provide(CreativeLibrary, {
+      attach(store) {
+        if (!o.adServer || library) return;
+        library = store;
+        tasks.add(creativeDeliveryTask(ctx, ctx.library), reportUsageTask(ctx, ctx.library));
+        tasks.declareCapability({ protocol: 'creative', specialisms: ['creative-ad-server'], block: { creative: { has_creative_library: true } } });
+        http.add(trackerRoute(db, clock));
+      },
+    });
     controller?.register(seedFormatScenario(db, clock, agentUrl));
-    tasks.add(listFormatsTask(ctx), buildCreativeTask(ctx), previewCreativeTask(ctx));
+    tasks.add(
+      listFormatsTask(ctx),
+      buildCreativeTask(ctx),
+      previewCreativeTask(ctx),
+      listTransformersTask(ctx),
+      validateInputTask(ctx),
+      creativeFeaturesTask(ctx),
+    );
     tasks.declareCapability({
       protocol: 'creative',
       specialisms: ['creative-template', 'creative-generative'],

@@ -92,6 +92,8 @@ export function inventoryScenarios(db: DatabasePort, publishers: readonly string
     defineScenario({
       name: 'seed_product',
       protocol: 'media_buy',
+      // Creative paths seed the deployment's products too: creative storyboards require seller scenarios.
+      servedWith: ['creative'],
       description: 'Add or update a sandbox catalog product (params.product_id, params.fixture: product fields)',
       params: v.object({ product_id: id, fixture }),
       async run({ params, principal }) {
@@ -102,6 +104,8 @@ export function inventoryScenarios(db: DatabasePort, publishers: readonly string
     defineScenario({
       name: 'seed_pricing_option',
       protocol: 'media_buy',
+      // Creative paths seed the deployment's products too: creative storyboards require seller scenarios.
+      servedWith: ['creative'],
       description: 'Add or replace a pricing option of a sandbox product (params.product_id, params.pricing_option_id, params.fixture)',
       params: v.object({ product_id: id, pricing_option_id: id, fixture }),
       async run({ params, principal }) {

@@ -10,6 +10,7 @@ import { CreativeFormats } from '../../core/ports/creative-formats.ts';
 import { SalesAccounts } from '../../core/ports/sales-accounts.ts';
 import { SellerCreatives, type CreativePackages } from '../../core/ports/seller-creatives.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
+import { CreativeLibrary, CreativeStore } from '../../core/ports/creative-store.ts';
 import { Tasks } from '../../core/task.ts';
 import type { CreativesDeps } from './deps.ts';
 import { createFormatResolver } from './formats.ts';
@@ -17,6 +18,7 @@ import { formatKeys, prepareCreatives, writeCreatives } from './library.ts';
 import { syncCreativesTask } from './sync.ts';
 import { listCreativesTask } from './list.ts';
 import { creativeScenarios } from './scenarios.ts';
+import { createCreativeStore } from './store.ts';
 
 const options = v.object({
   /** Every answer is a sandbox one (no real money): the public test agent. */
@@ -44,12 +46,13 @@ export default definePlugin({
     formats: optional(CreativeFormats),
     crawler: optional(Crawler),
     controller: optional(TestController),
+    library: optional(CreativeLibrary),
   },
-  provides: [SellerCreatives],
+  provides: [SellerCreatives, CreativeStore],
   options,
   env: { SALES_SANDBOX: { path: 'sandbox', type: 'bool' } },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, tasks, clock, inventory, accounts, formats, crawler, controller }, kernel) {
+  init({ db, tasks, clock, inventory, accounts, formats, crawler, controller, library }, kernel) {
     const o = kernel.options;
     let packages: CreativePackages | undefined;
     const deps: CreativesDeps = {
@@ -68,6 +71,10 @@ export default definePlugin({
         packages = p;
       },
     });
+    const store = createCreativeStore(deps);
+    kernel.provide(CreativeStore, store);
+    // The creative agent of this deployment serves tags from this library.
+    library?.attach(store);
     tasks.add(syncCreativesTask(deps), listCreativesTask(deps));
     controller?.register(...creativeScenarios(deps));
   },

@@ -5,12 +5,15 @@ import type { FormatRef } from '../../core/ports/inventory.ts';
 import { accountRef, pagination, versionFields } from '../../lib/adcp/media-buy-fields.ts';
 import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/offset-cursor.ts';
 import type { CreativesDeps } from './deps.ts';
+import { libraryAccountId } from './store.ts';
 
 export function listCreativesTask(deps: CreativesDeps) {
   return defineTask({
     name: 'list_creatives',
     description: "The caller's creative library: filter by ids, status, tags, name, media buys or packages; assignments on request; cursor pagination.",
     protocol: 'media_buy',
+    // The library is the creative agent's too (CreativeStore): its mounts serve it.
+    servedWith: ['creative'],
     input: v.object({
       ...versionFields,
       account: v.optional(accountRef),
@@ -33,7 +36,11 @@ export function listCreativesTask(deps: CreativesDeps) {
       const owner = principal.orgId;
       const f = input.filters ?? {};
       const where = [sql`c.owner = ${owner}::text`];
-      if (input.account) where.push(sql`c.account_id = ${(await deps.accounts.resolve(deps.db, owner, input.account)).account_id}::text`);
+      if (input.account) {
+        // A sandbox fixture account id nobody created narrows nothing (still only the caller's creatives).
+        const accountId = await libraryAccountId(deps, owner, input.account, 'account');
+        if (accountId) where.push(sql`c.account_id = ${accountId}::text`);
+      }
       if (f.creative_ids) where.push(sql`c.creative_id = ANY(${f.creative_ids}::text[])`);
       if (f.statuses) where.push(sql`c.status = ANY(${f.statuses}::text[])`);
       if (f.tags) where.push(sql`c.tags @> ${f.tags}::text[]`);

@@ -16,6 +16,8 @@ export function creativeScenarios(deps: CreativesDeps): TestScenario[] {
     defineScenario({
       name: 'force_creative_status',
       protocol: 'media_buy',
+      // The library is the creative agent's too (CreativeStore): its mounts serve it.
+      servedWith: ['creative'],
       description: "Set the review status of a creative in a sandbox account's library",
       params: v.object({
         creative_id: id,
@@ -42,6 +44,8 @@ export function creativeScenarios(deps: CreativesDeps): TestScenario[] {
     defineScenario({
       name: 'seed_creative',
       protocol: 'media_buy',
+      // The library is the creative agent's too (CreativeStore): its mounts serve it.
+      servedWith: ['creative'],
       description: "Add a creative to the caller's sandbox library with a chosen id: params {creative_id, fixture: {format_id: {id}, status, name}}",
       params: v.object({
         creative_id: fixtureId,

@@ -20,6 +20,8 @@ export function syncCreativesTask(deps: CreativesDeps) {
     description:
       'Upload creatives to the account library (format ids validated with the creative agent that defines them) and assign them to packages; a buy waiting for creatives moves to pending_start when every package has one.',
     protocol: 'media_buy',
+    // The library is the creative agent's too (CreativeStore): its mounts serve it.
+    servedWith: ['creative'],
     mutating: true,
     input: v.object({
       ...versionFields,
@@ -35,13 +37,17 @@ export function syncCreativesTask(deps: CreativesDeps) {
       dry_run: v.optional(v.boolean()),
       validation_mode: v.optional(v.picklist(['strict', 'lenient'], 'must be strict or lenient')),
     }),
-    async handler({ input, principal, clock }) {
+    async handler({ input, principal, clock, protocols }) {
       if (input.delete_missing) throw new ProtocolError('UNSUPPORTED_FEATURE', 'delete_missing is not supported by this seller', { field: 'delete_missing' });
       const owner = principal.orgId;
       const account = await deps.accounts.resolve(deps.db, owner, input.account);
       const prepared = await prepareCreatives(deps, input.creatives, 'creatives');
       const byId = new Map(prepared.map((p) => [p.input.creative_id, p]));
-      const assignments = input.assignments ?? [];
+      // A creative agent's path (no media buys served there) keeps the library only: each assignment is
+      // answered per creative in assignment_errors, since the packages are the seller's.
+      const sellsHere = !protocols || protocols.includes('media_buy');
+      const elsewhere = sellsHere ? [] : (input.assignments ?? []);
+      const assignments = sellsHere ? (input.assignments ?? []) : [];
       const packagesSide = deps.packages();
       if (assignments.length && !packagesSide)
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'assignments: this deployment sells no packages to assign creatives to', { field: 'assignments' });
@@ -89,6 +95,13 @@ export function syncCreativesTask(deps: CreativesDeps) {
         const out: Json = { creative_id: p.input.creative_id, action: actions.get(p.input.creative_id), status: 'approved' };
         const to = assignments.filter((a) => a.creative_id === p.input.creative_id).map((a) => a.package_id);
         if (assignments.length) out.assigned_to = to;
+        const refused = elsewhere.filter((a) => a.creative_id === p.input.creative_id);
+        if (refused.length) {
+          out.assigned_to = [];
+          out.assignment_errors = Object.fromEntries(
+            refused.map((a) => [a.package_id, 'This creative agent serves no packages: assign the creative on the seller that sold the package']),
+          );
+        }
         return out;
       });
       const body: Json = { creatives: results };

@@ -74,7 +74,8 @@ export default definePlugin({
     if (!kernel.options.enabled) return;
     scenarios.set('force_task_completion', taskCompletionScenario(store));
     scenarios.set('force_upstream_unavailable', outages.scenario());
-    const offered = (protocols?: readonly string[]) => [...scenarios.values()].filter((s) => !protocols || protocols.includes(s.protocol));
+    const offered = (protocols?: readonly string[]) =>
+      [...scenarios.values()].filter((s) => !protocols || protocols.includes(s.protocol) || !!s.servedWith?.some((p) => protocols.includes(p)));
     tasks.add(
       defineTask({
         name: 'comply_test_controller',

@@ -44,7 +44,10 @@ const SELLER_SCENARIOS = [
   'force_task_completion',
   'force_upstream_unavailable',
 ];
-const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative'];
+const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative', 'list_transformers', 'validate_input', 'get_creative_features'];
+/** The creative agent as an ad server over the deployment's creative library (served by the seller too). */
+const AD_SERVER = ['get_creative_delivery', 'report_usage'];
+const LIBRARY = ['list_creatives', 'sync_creatives'];
 const GOVERNANCE = ['check_governance', 'get_plan_audit_logs', 'report_plan_outcome', 'sync_plans'];
 // Property and collection lists (plugins/governance-lists) on the same governance agent.
 const LISTS = ['property_list', 'collection_list'].flatMap((n) => [`create_${n}`, `get_${n}`, `update_${n}`, `delete_${n}`, `list_${n}s`]);
@@ -61,12 +64,12 @@ const CONTENT = [
 /** What each path of the test agent serves, and nothing else. */
 const TOOLS: Record<string, string[]> = {
   // A seller that builds creatives (storyboard creative_generative/seller): the creative tasks too.
-  sales: [...COMMON, ...CONTROL, ...CREATIVE, ...SELLER],
+  sales: [...COMMON, ...CONTROL, ...CREATIVE, ...AD_SERVER, ...SELLER],
   signals: [...COMMON, ...CONTROL, 'activate_signal', 'get_signals'],
   // The governance storyboards buy under their plans on the same URL: the seller's tasks too.
   governance: [...COMMON, ...CONTROL, ...GOVERNANCE, ...LISTS, 'validate_property_delivery', ...CONTENT, ...SELLER],
-  creative: [...COMMON, ...CREATIVE],
-  'creative-builder': [...COMMON, ...CREATIVE],
+  creative: [...COMMON, ...CONTROL, ...CREATIVE, ...AD_SERVER, ...LIBRARY],
+  'creative-builder': [...COMMON, ...CONTROL, ...CREATIVE, ...AD_SERVER, ...LIBRARY],
   brand: [
     ...COMMON,
     ...CONTROL,
@@ -89,6 +92,26 @@ const SCENARIOS: Record<string, string[]> = {
   signals: ['force_signal_activation_status', 'force_get_signals_arm', 'force_task_completion', 'force_upstream_unavailable'],
   governance: ['seed_plan', 'seed_media_buy_artifacts', ...SELLER_SCENARIOS],
   brand: ['force_session_status', 'force_task_completion', 'force_upstream_unavailable', 'force_rights_revoked'],
+  // The creative library's scenarios (seeded creatives, forced review), seeded formats, and the
+  // deployment's products (creative storyboards require seller scenarios).
+  creative: [
+    'seed_creative_format',
+    'seed_creative',
+    'force_creative_status',
+    'seed_product',
+    'seed_pricing_option',
+    'force_task_completion',
+    'force_upstream_unavailable',
+  ],
+  'creative-builder': [
+    'seed_creative_format',
+    'seed_creative',
+    'force_creative_status',
+    'seed_product',
+    'seed_pricing_option',
+    'force_task_completion',
+    'force_upstream_unavailable',
+  ],
 };
 
 // The preset's own plugin list, minus its storage entry (the test server adds an isolated one).

@@ -8,7 +8,22 @@ import { bothVersionsErrors } from '../support/schemas.ts';
 import { newKey } from '../support/principals.ts';
 import { nativeManifest } from './fixture.ts';
 
-const CREATIVE_TOOLS = ['build_creative', 'get_adcp_capabilities', 'get_task_status', 'list_creative_formats', 'preview_creative'];
+// The creative library (seeded through the test controller) and the ad server's tasks too.
+const CREATIVE_TOOLS = [
+  'build_creative',
+  'comply_test_controller',
+  'get_adcp_capabilities',
+  'get_creative_delivery',
+  'get_creative_features',
+  'get_task_status',
+  'list_creative_formats',
+  'list_creatives',
+  'list_transformers',
+  'preview_creative',
+  'report_usage',
+  'sync_creatives',
+  'validate_input',
+];
 
 // Each preset's own plugin list, minus its storage entry (the test server adds an isolated one).
 forEachDatabase(

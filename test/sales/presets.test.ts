@@ -15,6 +15,8 @@ const SALES_TOOLS = [
   'comply_test_controller',
   'create_media_buy',
   'get_account_financials',
+  'get_creative_delivery',
+  'get_creative_features',
   'get_media_buy_delivery',
   'get_media_buys',
   'get_products',
@@ -23,9 +25,11 @@ const SALES_TOOLS = [
   'list_accounts',
   'list_creative_formats',
   'list_creatives',
+  'list_transformers',
   'log_event',
   'preview_creative',
   'provide_performance_feedback',
+  'report_usage',
   'sync_accounts',
   'sync_audiences',
   'sync_catalogs',
@@ -33,6 +37,7 @@ const SALES_TOOLS = [
   'sync_event_sources',
   'sync_governance',
   'update_media_buy',
+  'validate_input',
 ];
 
 // The presets' own plugin lists, minus their storage entry (the test server adds an isolated one).

@@ -11,6 +11,7 @@ import { extractBrief, mergeBrand, type Brief } from '../brief.ts';
 import { resolveFormats, type CreativeContext } from '../context.ts';
 import { HostedFiles, storeHostedFiles } from '../hosted-assets.ts';
 import { DOMAIN_PATTERN } from '../../../lib/adcp/patterns.ts';
+import { isVideo, libraryCreative, servingTag, VAST_TARGET } from '../serving-tags.ts';
 
 const hex6 = v.optional(v.pipe(v.string(), v.regex(/^#[0-9a-fA-F]{6}$/, 'must be #RRGGBB')));
 
@@ -32,6 +33,10 @@ export const buildInput = v.pipe(
     account: v.optional(v.looseObject({ brand: v.optional(v.looseObject({ domain: domainSchema() })) })),
     quality: v.optional(v.picklist(['draft', 'production'], 'must be draft or production')),
     macro_values: v.optional(v.record(macroName, macroValue)),
+    // Ad server: a serving tag for a creative of the caller's library, in this placement.
+    creative_id: v.optional(v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(128, 'must be at most 128 characters'))),
+    media_buy_id: v.optional(v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(128, 'must be at most 128 characters'))),
+    package_id: v.optional(v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(128, 'must be at most 128 characters'))),
   }),
   // AdCP calls the two mutually exclusive, but only 3.1 schemas enforce it: a 3.0 request may carry
   // both (the official runner's does), and then the list governs (a multi-format build).
@@ -212,17 +217,47 @@ async function plan(ctx: CreativeContext, input: BuildInput): Promise<BuildPlan>
   return { mode, targets, multi: !!input.target_format_ids, seeds, brief, ...(input.macro_values ? { macroValues: input.macro_values } : {}) };
 }
 
+/** build_creative of a library creative: its serving tag (one manifest per target format) for the placement. */
+async function buildServingTag(ctx: CreativeContext, input: BuildInput, owner: string, now: Date): Promise<Json> {
+  const library = ctx.library();
+  if (!library) throw new ProtocolError('UNSUPPORTED_FEATURE', 'creative_id: this creative agent has no creative library', { field: 'creative_id' });
+  const creative = await libraryCreative(library, owner, input.creative_id!, input.account);
+  const targets = input.target_format_ids ?? [input.target_format_id!];
+  const manifests: Json[] = [];
+  for (const [i, target] of targets.entries()) {
+    const field = input.target_format_ids ? `target_format_ids[${i}]` : 'target_format_id';
+    const [known] = await ctx.catalog.find([target.id]).then((m) => [...m.values()]);
+    // A tag serves the creative as it is: in its own format, as a VAST tag of a video creative, or in a format of this agent's catalog.
+    if (target.id !== creative.format_id.id && !(VAST_TARGET.test(target.id) && isVideo(creative)) && !known)
+      throw new ProtocolError(
+        'FORMAT_NOT_SUPPORTED',
+        `${field}: creative ${creative.creative_id} (${creative.format_id.id}) cannot be served as ${target.id}`,
+        {
+          status: 422,
+          field: `${field}.id`,
+          suggestion: `Use ${creative.format_id.id}${isVideo(creative) ? ' or a vast_* format' : ''}`,
+        },
+      );
+    const placement = { media_buy_id: input.media_buy_id, package_id: input.package_id };
+    manifests.push(
+      await servingTag(ctx.db, { publicUrl: ctx.publicUrl, agentUrl: ctx.agentUrl, now }, owner, creative, { id: target.id, type: known?.type }, placement),
+    );
+  }
+  return input.target_format_ids ? { creative_manifests: manifests } : { creative_manifest: manifests[0]! };
+}
+
 export function buildCreativeTask(ctx: CreativeContext) {
   return defineTask({
     name: 'build_creative',
     description:
-      'Generate a creative (message, brand {domain} or promoted_offerings, offerings) or transform a complete manifest into target_format_id / target_format_ids. Generation runs as an asynchronous task: submitted, working with progress, completed with creative_manifest(s).',
+      'Generate a creative (message, brand {domain} or promoted_offerings, offerings) or transform a complete manifest into target_format_id / target_format_ids. Generation runs as an asynchronous task: submitted, working with progress, completed with creative_manifest(s). With creative_id (and media_buy_id, package_id): the serving tag of a library creative, with impression and click trackers.',
     protocol: 'creative',
     mutating: true,
     errorShape: 'creative',
     inputIssueCode: formatIdIssueCode,
     input: buildInput,
     async handler({ input, principal, idempotency, task, clock }) {
+      if (input.creative_id !== undefined) return buildServingTag(ctx, input, principal.orgId, clock.now());
       const p = await plan(ctx, input);
       // Answered at once unless something slow is involved (AdCP 3.1: the submitted envelope is for
       // builds that "cannot be confirmed before the response"; 3.0.6 build responses have no such

@@ -1,21 +1,9 @@
 import * as v from 'valibot';
-import { DOMAIN_PATTERN } from '../../lib/adcp/patterns.ts';
+import { domain, versionFields } from '../../lib/adcp/request-fields.ts';
+
+export { domain, versionFields };
 import { RIGHT_TYPES, RIGHT_USES } from './catalog.ts';
 
-/** Request members every rights task accepts besides its own (version envelope, ext). */
-export const versionFields = {
-  adcp_major_version: v.optional(
-    v.pipe(v.number(), v.integer(), v.minValue(3, 'only major version 3 is supported'), v.maxValue(3, 'only major version 3 is supported')),
-  ),
-  adcp_version: v.optional(v.pipe(v.string(), v.regex(/^\d+\.\d+(-[a-zA-Z0-9.-]+)?$/, 'must look like 3.1'))),
-  ext: v.optional(v.record(v.string(), v.unknown())),
-};
-
-export const domain = v.pipe(
-  v.string('must be a string'),
-  v.maxLength(253, 'must be at most 253 characters'),
-  v.regex(DOMAIN_PATTERN, 'must be a lowercase domain name'),
-);
 export const nonEmpty = (max: number) =>
   v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
 export const entityId = v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));

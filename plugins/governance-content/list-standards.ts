@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { defineTask, type Json } from '../../core/task.ts';
 import { namedAccount } from './accounts.ts';
-import { decodeCursor, encodeCursor, fingerprint } from './cursor.ts';
+import { decodeCursor, encodeCursor, fingerprint } from '../../lib/adcp/query-cursor.ts';
 import type { ContentDeps } from './deps.ts';
 import { renderStandards } from './render.ts';
 import { accountRef, channels, countries, languages, pagination, versionFields } from './schemas.ts';

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import { namedAccount } from './accounts.ts';
-import { decodeCursor, encodeCursor, fingerprint } from './cursor.ts';
+import { decodeCursor, encodeCursor, fingerprint } from '../../lib/adcp/query-cursor.ts';
 import type { ContentDeps } from './deps.ts';
 import { accountRef, dateTime, nonEmpty, versionFields } from './schemas.ts';
 import { buyKnown, queryArtifacts, type ArtifactRow } from './store.ts';

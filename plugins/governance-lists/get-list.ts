@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { defineTask, type Json } from '../../core/task.ts';
 import { readableList } from './access.ts';
-import { decodeCursor, encodeCursor, fingerprint } from './cursor.ts';
+import { decodeCursor, encodeCursor, fingerprint } from '../../lib/adcp/query-cursor.ts';
 import type { ListsDeps } from './deps.ts';
 import type { KindSpec } from './kinds.ts';
 import { cacheValidUntil, renderList } from './render.ts';

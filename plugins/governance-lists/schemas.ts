@@ -1,22 +1,10 @@
 import * as v from 'valibot';
-import { DOMAIN_PATTERN } from '../../lib/adcp/patterns.ts';
+import { domain, versionFields } from '../../lib/adcp/request-fields.ts';
+
+export { domain, versionFields };
 import { CHANNELS } from '../../lib/adcp/channels.ts';
 import { IDENTIFIER_TYPES, PROPERTY_TYPES } from '../../lib/adcp/property-vocabularies.ts';
 
-/** Request members every list task accepts besides its own (version envelope, ext). */
-export const versionFields = {
-  adcp_major_version: v.optional(
-    v.pipe(v.number(), v.integer(), v.minValue(3, 'only major version 3 is supported'), v.maxValue(3, 'only major version 3 is supported')),
-  ),
-  adcp_version: v.optional(v.pipe(v.string(), v.regex(/^\d+\.\d+(-[a-zA-Z0-9.-]+)?$/, 'must look like 3.1'))),
-  ext: v.optional(v.record(v.string(), v.unknown())),
-};
-
-export const domain = v.pipe(
-  v.string('must be a string'),
-  v.maxLength(253, 'must be at most 253 characters'),
-  v.regex(DOMAIN_PATTERN, 'must be a lowercase domain name'),
-);
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`));
 const nonEmpty = (max: number) =>
   v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(max, `must be at most ${max} characters`));

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
-import { accountRef, versionFields } from '../../lib/adcp/media-buy-fields.ts';
+import { accountRef, versionFields } from '../../lib/adcp/request-fields.ts';
 import { resolveAccount, type AccountsDeps } from './store.ts';
 
 const agent = v.strictObject(

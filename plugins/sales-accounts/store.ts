@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ScenarioError } from '../../core/ports/test-controller.ts';
-import { accountRef } from '../../lib/adcp/media-buy-fields.ts';
+import { accountRef } from '../../lib/adcp/request-fields.ts';
 import { governanceAgentOf } from './governance-agents.ts';
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';

@@ -3,8 +3,8 @@ import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { Queryable } from '../../core/ports/database.ts';
-import { accountRef, brandRef, domain, pagination, versionFields } from '../../lib/adcp/media-buy-fields.ts';
-import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/offset-cursor.ts';
+import { accountRef, brandRef, domain, pagination, versionFields } from '../../lib/adcp/request-fields.ts';
+import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/query-cursor.ts';
 import { insertAccount, isSandbox, newAccount, renderAccount, type AccountRow, type AccountsDeps } from './store.ts';
 
 const ACCOUNT_STATUSES = ['active', 'pending_approval', 'rejected', 'payment_required', 'suspended', 'closed'] as const;

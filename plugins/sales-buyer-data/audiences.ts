@@ -4,7 +4,7 @@ import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { BuyerDataDeps } from './deps.ts';
-import { accountRef, versionFields } from '../../lib/adcp/media-buy-fields.ts';
+import { accountRef, versionFields } from '../../lib/adcp/request-fields.ts';
 import { findPlaintextPii, SHA256_HEX } from './pii.ts';
 
 const UID_TYPES = [

@@ -4,7 +4,7 @@ import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { Conversion } from '../../core/ports/ad-server.ts';
 import type { BuyerDataDeps } from './deps.ts';
-import { accountRef, timestamp, versionFields } from '../../lib/adcp/media-buy-fields.ts';
+import { accountRef, timestamp, versionFields } from '../../lib/adcp/request-fields.ts';
 import { findPlaintextPii, SHA256_HEX } from './pii.ts';
 
 const EVENT_TYPES = [

@@ -2,8 +2,8 @@ import * as v from 'valibot';
 import { sql } from '../../core/sql.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { FormatRef } from '../../core/ports/inventory.ts';
-import { accountRef, pagination, versionFields } from '../../lib/adcp/media-buy-fields.ts';
-import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/offset-cursor.ts';
+import { accountRef, pagination, versionFields } from '../../lib/adcp/request-fields.ts';
+import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/query-cursor.ts';
 import type { CreativesDeps } from './deps.ts';
 import { libraryAccountId } from './store.ts';
 

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import type { CreativeStorePort, LibraryCreative } from '../../core/ports/creative-store.ts';
-import { accountRef, type AccountRef } from '../../lib/adcp/media-buy-fields.ts';
+import { accountRef, type AccountRef } from '../../lib/adcp/request-fields.ts';
 import type { CreativesDeps } from './deps.ts';
 
 /** The account `ref` names; null for a sandbox `account_id` nobody created (see CreativeStorePort.accountId). */

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { AssignablePackage } from '../../core/ports/seller-creatives.ts';
-import { accountRef, creative, versionFields } from '../../lib/adcp/media-buy-fields.ts';
+import { accountRef, creative, versionFields } from '../../lib/adcp/request-fields.ts';
 import { fitsFormats } from '../../lib/adcp/format-ids.ts';
 import type { CreativesDeps } from './deps.ts';
 import { formatKeys, prepareCreatives, writeCreatives } from './library.ts';

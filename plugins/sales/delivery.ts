@@ -3,7 +3,7 @@ import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { SalesDeps } from './deps.ts';
-import { accountRef, date, versionFields } from '../../lib/adcp/media-buy-fields.ts';
+import { accountRef, date, versionFields } from '../../lib/adcp/request-fields.ts';
 import { figures } from './reports.ts';
 import { loadPackages, queryBuys } from './buys/store.ts';
 import { partition } from './windows.ts';

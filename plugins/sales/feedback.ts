@@ -4,7 +4,7 @@ import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { SalesDeps } from './deps.ts';
-import { timestamp, versionFields } from '../../lib/adcp/media-buy-fields.ts';
+import { timestamp, versionFields } from '../../lib/adcp/request-fields.ts';
 import { loadBuy, loadPackages } from './buys/store.ts';
 
 const METRIC_TYPES = [

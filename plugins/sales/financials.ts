@@ -3,7 +3,7 @@ import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { SalesDeps } from './deps.ts';
-import { accountRef, date, versionFields } from '../../lib/adcp/media-buy-fields.ts';
+import { accountRef, date, versionFields } from '../../lib/adcp/request-fields.ts';
 import { queryBuys } from './buys/store.ts';
 
 const DAY = 86_400_000;

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { DeliveryType, FormatRef, ProductQuery, RankedProduct } from '../../core/ports/inventory.ts';
-import { accountRef, brandRef, date, pagination, versionFields } from '../../lib/adcp/media-buy-fields.ts';
+import { accountRef, brandRef, date, pagination, versionFields } from '../../lib/adcp/request-fields.ts';
 import { listRef, money } from './schemas.ts';
 import { structuredFormatIds } from '../../lib/adcp/format-ids.ts';
 import type { SalesDeps } from './deps.ts';

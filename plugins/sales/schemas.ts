@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { measurementTerms } from './measurement-terms.ts';
-import { creative } from '../../lib/adcp/media-buy-fields.ts';
+import { creative } from '../../lib/adcp/request-fields.ts';
 
 /** Request pieces shared by the sales tasks (AdCP 3.x shapes, accepted from 3.0 and 3.1 clients). */
 

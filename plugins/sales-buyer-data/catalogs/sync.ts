@@ -7,7 +7,7 @@ import type { Queryable } from '../../../core/ports/database.ts';
 import { CrawlerError } from '../../../core/ports/crawler.ts';
 import { canonicalJson } from '../../../lib/canonical-json.ts';
 import type { BuyerDataDeps } from '../deps.ts';
-import { accountRef, versionFields } from '../../../lib/adcp/media-buy-fields.ts';
+import { accountRef, versionFields } from '../../../lib/adcp/request-fields.ts';
 import type { SalesAccount } from '../../../core/ports/sales-accounts.ts';
 import { applyMappings, checkItem, FeedFormatError, parseFeed, type CheckedItem, type FieldMapping } from './items.ts';
 

@@ -4,7 +4,7 @@ import { defineTask, type Json } from '../../../core/task.ts';
 import type { Queryable } from '../../../core/ports/database.ts';
 import type { Order } from '../../../core/ports/ad-server.ts';
 import type { SalesDeps } from '../deps.ts';
-import { accountRef, brandRef, timestamp, versionFields } from '../../../lib/adcp/media-buy-fields.ts';
+import { accountRef, brandRef, timestamp, versionFields } from '../../../lib/adcp/request-fields.ts';
 import { money, packageRequest, pushConfig, reportingWebhook } from '../schemas.ts';
 import { checkMeasurementTerms } from '../measurement-terms.ts';
 import { sealChannel } from '../channels.ts';

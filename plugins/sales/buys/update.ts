@@ -3,7 +3,7 @@ import { sql } from '../../../core/sql.ts';
 import { ProtocolError } from '../../../core/errors.ts';
 import { defineTask, type Json } from '../../../core/task.ts';
 import type { SalesDeps } from '../deps.ts';
-import { accountRef, timestamp, versionFields } from '../../../lib/adcp/media-buy-fields.ts';
+import { accountRef, timestamp, versionFields } from '../../../lib/adcp/request-fields.ts';
 import { creativeAssignment, keptOverlay, money, packageRequest, pushConfig, reportingWebhook, targetingOverlay } from '../schemas.ts';
 import { sealChannel } from '../channels.ts';
 import { dueAt } from './due.ts';

@@ -1,9 +1,13 @@
 import { ProtocolError } from '../../core/errors.ts';
 
-/** Short stable fingerprint of what a cursor is valid for (the query's filters, not its page size). */
-export function fingerprint(value: unknown): string {
+/**
+ * Cursors bound to one query: a cursor carries where the next page starts (an offset, or the key of
+ * the last row) and a fingerprint of the query's filters, so a cursor of another query is refused
+ * rather than paging the wrong list.
+ */
+export function fingerprint(filters: unknown): string {
   return new Bun.CryptoHasher('sha256')
-    .update(JSON.stringify(value ?? null))
+    .update(JSON.stringify(filters ?? null))
     .digest('base64url')
     .slice(0, 12);
 }
@@ -24,4 +28,17 @@ export function decodeCursor<T extends string | number>(cursor: string, print: s
     /* fall through */
   }
   throw bad;
+}
+
+export const encodeOffset = (offset: number, print: string) => encodeCursor(offset, print);
+
+/** The offset an offset cursor of this query resumes at (0 without a cursor). */
+export function decodeOffset(cursor: string | undefined, print: string, field = 'pagination.cursor'): number {
+  return cursor === undefined ? 0 : decodeCursor<number>(cursor, print, 'number', field);
+}
+
+/** The `pagination` member of a list response. */
+export function pageInfo(offset: number, returned: number, total: number, print: string) {
+  const hasMore = offset + returned < total;
+  return { has_more: hasMore, total_count: total, ...(hasMore ? { cursor: encodeOffset(offset + returned, print) } : {}) };
 }

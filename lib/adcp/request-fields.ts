@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { DOMAIN_PATTERN } from './patterns.ts';
 
-/** Request fields the media-buy tasks share (AdCP 3.x shapes, accepted from 3.0 and 3.1 clients). */
+/** Request fields the AdCP tasks share (3.x shapes, accepted from 3.0 and 3.1 clients): envelope members, ids, dates, account and brand references. */
 
 export const domain = v.pipe(
   v.string('must be a string'),

@@ -11,7 +11,8 @@
  * Rows are generated in SQL (generate_series over the seed rows, names and descriptions varied
  * with two extra words so the text index grows too). The registry starts from the demo generator's
  * agents (BENCH_AGENT_SEED, indexed through the search sync), then its index table is grown;
- * a schema is kept between runs. Postgres only: PGlite is one embedded connection, not what a
+ * a schema is kept between runs. BENCH_BEFORE=<checkout> also measures another checkout's agents'
+ * server (its test/bench/agents-server.ts) at each catalog size, for before/after figures of one run. Postgres only: PGlite is one embedded connection, not what a
  * deployment with a million agents runs on. `--json` prints the figures as JSON.
  */
 import { readFileSync } from 'node:fs';
@@ -47,9 +48,9 @@ const pct = (xs: number[], p: number) => Math.round([...xs].sort((a, b) => a - b
 const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024);
 const admin = postgres(URL_, { max: 2, onnotice: () => {} });
 
-async function start(script: string, env: Record<string, string>) {
+async function start(script: string, env: Record<string, string>, dir = import.meta.dir) {
   const t0 = performance.now();
-  const proc = Bun.spawn(['bun', join(import.meta.dir, script)], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, stdout: 'pipe', stderr: 'inherit' });
+  const proc = Bun.spawn(['bun', join(dir, script)], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, stdout: 'pipe', stderr: 'inherit' });
   const reader = proc.stdout.getReader();
   let out = '';
   while (!/(READY |PORT=)(\d+)/.test(out)) {
@@ -83,7 +84,9 @@ async function grow(schema: string, table: string, key: string, size: number, va
   return size;
 }
 
-// ---- Catalogs.
+// ---- Catalogs. BENCH_BEFORE=<another checkout>: its agents' server is measured too, right after this one at each size.
+const builds: Array<[string, string]> = [['current', import.meta.dir]];
+if (process.env.BENCH_BEFORE) builds.push(['before', join(process.env.BENCH_BEFORE, 'test/bench')]);
 const catalogSchema = 'bench_scaling_catalogs';
 const catalogRows: Array<Record<string, unknown>> = [];
 if (CATALOG_SIZES.length && CATALOG_SIZES[0]) {
@@ -123,37 +126,50 @@ if (CATALOG_SIZES.length && CATALOG_SIZES[0]) {
     const products = await grow(catalogSchema, 'inventory_products', 'product_id', size, ['name', 'description']);
     await admin.unsafe(`ANALYZE "${catalogSchema}".signals; ANALYZE "${catalogSchema}".inventory_products`);
     const genS = ((performance.now() - t0) / 1000).toFixed(1);
-    const server = await start('agents-server.ts', { BENCH_STORAGE: 'postgres', BENCH_SCHEMA: catalogSchema });
-    const url = `http://127.0.0.1:${server.port}/mcp`;
-    for (const [task, body] of Object.entries(calls)) {
-      const once = async () => {
-        const res = await fetch(url, { method: 'POST', headers, body });
-        const text = await res.text();
-        if (res.status !== 200 || text.includes('"isError":true')) throw new Error(`${task}: ${res.status} ${text.slice(0, 300)}`);
-      };
-      for (let i = 0; i < 30; i++) await once();
-      const lat: number[] = [];
-      const end = performance.now() + SECONDS * 1000;
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, async () => {
-          while (performance.now() < end) {
-            const t = performance.now();
-            await once();
-            lat.push(performance.now() - t);
-          }
-        }),
-      );
-      const row = { size, signals, products, task, rps: Math.round(lat.length / SECONDS), p50_ms: pct(lat, 0.5), p95_ms: pct(lat, 0.95), load: loadavg() };
-      catalogRows.push(row);
-      log(
-        `  ${String(size).padStart(7)} items  ${task.padEnd(13)} ${String(row.rps).padStart(6)} req/s  p50 ${row.p50_ms.toFixed(1).padStart(6)} ms  p95 ${row.p95_ms.toFixed(1).padStart(6)} ms  (load ${row.load})`,
-      );
+    for (const [build, dir] of builds) {
+      const server = await start('agents-server.ts', { BENCH_STORAGE: 'postgres', BENCH_SCHEMA: catalogSchema }, dir);
+      const url = `http://127.0.0.1:${server.port}/mcp`;
+      const tag = builds.length > 1 ? ` [${build}]` : '';
+      for (const [task, body] of Object.entries(calls)) {
+        const once = async () => {
+          const res = await fetch(url, { method: 'POST', headers, body });
+          const text = await res.text();
+          if (res.status !== 200 || text.includes('"isError":true')) throw new Error(`${task}: ${res.status} ${text.slice(0, 300)}`);
+        };
+        for (let i = 0; i < 30; i++) await once();
+        const lat: number[] = [];
+        const end = performance.now() + SECONDS * 1000;
+        await Promise.all(
+          Array.from({ length: CONCURRENCY }, async () => {
+            while (performance.now() < end) {
+              const t = performance.now();
+              await once();
+              lat.push(performance.now() - t);
+            }
+          }),
+        );
+        const row = {
+          size,
+          signals,
+          products,
+          task,
+          build,
+          rps: Math.round(lat.length / SECONDS),
+          p50_ms: pct(lat, 0.5),
+          p95_ms: pct(lat, 0.95),
+          load: loadavg(),
+        };
+        catalogRows.push(row);
+        log(
+          `  ${String(size).padStart(7)} items  ${task.padEnd(13)}${tag} ${String(row.rps).padStart(6)} req/s  p50 ${row.p50_ms.toFixed(1).padStart(6)} ms  p95 ${row.p95_ms.toFixed(1).padStart(6)} ms  (load ${row.load})`,
+        );
+      }
+      const rss = rssMb(server.proc.pid);
+      log(`  ${String(size).padStart(7)} items${tag}  server start-up ${server.startMs} ms, RSS after load ${rss} MB, rows generated in ${genS} s`);
+      for (const r of catalogRows.filter((r) => r.size === size && r.build === build)) Object.assign(r, { start_ms: server.startMs, rss_mb: rss });
+      server.proc.kill();
+      await server.proc.exited;
     }
-    const rss = rssMb(server.proc.pid);
-    log(`  ${String(size).padStart(7)} items  server start-up ${server.startMs} ms, RSS after load ${rss} MB, rows generated in ${genS} s`);
-    for (const r of catalogRows.filter((r) => r.size === size)) Object.assign(r, { start_ms: server.startMs, rss_mb: rss });
-    server.proc.kill();
-    await server.proc.exited;
   }
 }
 

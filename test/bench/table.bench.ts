@@ -33,10 +33,10 @@ const spawned = new Set<ReturnType<typeof Bun.spawn>>();
 process.on('exit', () => {
   for (const p of spawned) p.kill();
 });
-async function start(env: Record<string, string>) {
+async function start(env: Record<string, string>, dir = import.meta.dir) {
   // BENCH_PROFILE=<dir>: the agents' server writes a CPU profile there when it stops (summarise with cpuprofile.ts).
   const profile = process.env.BENCH_PROFILE && !env.BENCH_TARGET ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [];
-  const proc = Bun.spawn(['bun', ...profile, join(import.meta.dir, 'agents-server.ts')], {
+  const proc = Bun.spawn(['bun', ...profile, join(dir, 'agents-server.ts')], {
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     stdout: 'pipe',
     stderr: 'inherit',
@@ -253,9 +253,9 @@ const quantile = (xs: number[], p: number) => {
   return Math.round(s[Math.min(s.length - 1, Math.floor(p * s.length))]! * 100) / 100;
 };
 
-async function runStorage(storage: 'postgres' | 'pglite'): Promise<{ rows: Row[]; rss: number }> {
+async function runStorage(storage: 'postgres' | 'pglite', build = 'current', dir = import.meta.dir): Promise<{ rows: Row[]; rss: number }> {
   const schema = `bench_table_${process.pid}`;
-  const server = await start({ BENCH_STORAGE: storage, BENCH_SCHEMA: schema });
+  const server = await start({ BENCH_STORAGE: storage, BENCH_SCHEMA: schema }, dir);
   const mcp = `${server.url}/mcp`;
   const call = async (name: string, args: unknown) => checked(name, await post(mcp, rpc(name, args)));
   const structured = (text: string) => JSON.parse(/"structuredContent":(\{.*\})\},"jsonrpc"/.exec(text)?.[1] ?? '{}');
@@ -291,9 +291,9 @@ async function runStorage(storage: 'postgres' | 'pglite'): Promise<{ rows: Row[]
   for (const t of setupText) for (const id of t.match(ID) ?? []) setupIds.add(id.replaceAll('-', ''));
 
   // Reads: the answers' bytes for the raw baseline.
-  const dir = mkdtempSync(join(tmpdir(), 'bench-table-'));
-  for (const task of TASKS.filter((t) => t.kind === 'read')) writeFileSync(join(dir, task.name), await call(task.name, task.args(setup, fresh())));
-  const baseline = await start({ BENCH_TARGET: 'baseline', BENCH_BODIES: dir, MEMORY_BUDGET_MB: '0' });
+  const bodies = mkdtempSync(join(tmpdir(), 'bench-table-'));
+  for (const task of TASKS.filter((t) => t.kind === 'read')) writeFileSync(join(bodies, task.name), await call(task.name, task.args(setup, fresh())));
+  const baseline = await start({ BENCH_TARGET: 'baseline', BENCH_BODIES: bodies, MEMORY_BUDGET_MB: '0' });
   const sql =
     storage === 'postgres' ? postgres(process.env.DATABASE_URL!, { max: 10, onnotice: () => {}, connection: { search_path: `${schema},public` } }) : null;
 
@@ -366,7 +366,7 @@ async function runStorage(storage: 'postgres' | 'pglite'): Promise<{ rows: Row[]
       baseline: baseName,
     };
     rows.push(row);
-    log(`  ${storage} ${label}: ${row.rps}/s = ${row.ratio}x (${row.round_ratios.join(', ')})`);
+    log(`  ${storage}${build === 'current' ? '' : ` [${build}]`} ${label}: ${row.rps}/s = ${row.ratio}x (${row.round_ratios.join(', ')})`);
   }
   const rss = rssMb(server.proc.pid);
   await Promise.all([server.stop(), baseline.stop(), sql?.end()]);
@@ -380,27 +380,33 @@ async function runStorage(storage: 'postgres' | 'pglite'): Promise<{ rows: Row[]
 
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const storages = (process.env.BENCH_STORAGES?.split(',') ?? (process.env.DATABASE_URL ? ['postgres', 'pglite'] : ['pglite'])) as Array<'postgres' | 'pglite'>;
-const results: Array<{ storage: string; rss_mb: number; rows: Row[] }> = [];
+// BENCH_BEFORE=<another checkout>: its agents' server (test/bench/agents-server.ts there) is measured too, after this one, for before/after figures of one run.
+const builds: Array<[string, string]> = [['current', import.meta.dir]];
+if (process.env.BENCH_BEFORE) builds.push(['before', join(process.env.BENCH_BEFORE, 'test/bench')]);
+const results: Array<{ storage: string; build: string; rss_mb: number; rows: Row[] }> = [];
 for (const storage of storages) {
-  const { rows, rss } = await runStorage(storage);
-  results.push({ storage, rss_mb: rss, rows });
+  for (const [build, dir] of builds) {
+    const { rows, rss } = await runStorage(storage, build, dir);
+    results.push({ storage: builds.length > 1 ? `${storage}[${build}]` : storage, build, rss_mb: rss, rows });
+  }
 }
 const loadAfter = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const meta = { concurrency: CONCURRENCY, rounds: ROUNDS, seconds: SECONDS, cores: navigator.hardwareConcurrency, load_before: load, load_after: loadAfter };
+const W = builds.length > 1 ? 18 : 9;
 if (JSON_OUT) console.log(JSON.stringify({ ...meta, results }, null, 2));
 else {
   console.log(
     `\nEvery task over MCP, ${CONCURRENCY} concurrent clients, ${ROUNDS} rounds of ${SECONDS} s alternating with its baseline; ${meta.cores} cores, load average ${load} before, ${loadAfter} after`,
   );
   console.log(
-    `${'storage'.padEnd(9)}${'task'.padEnd(30)}${'kind'.padEnd(6)}${'req/s'.padStart(7)}${'p50 ms'.padStart(8)}${'p95 ms'.padStart(8)}${'base/s'.padStart(8)}${'ratio'.padStart(8)}  baseline (round ratios)`,
+    `${'storage'.padEnd(W)}${'task'.padEnd(30)}${'kind'.padEnd(6)}${'req/s'.padStart(7)}${'p50 ms'.padStart(8)}${'p95 ms'.padStart(8)}${'base/s'.padStart(8)}${'ratio'.padStart(8)}  baseline (round ratios)`,
   );
   for (const { storage, rows, rss_mb } of results) {
     for (const r of rows)
       console.log(
-        `${storage.padEnd(9)}${r.task.padEnd(30)}${r.kind.padEnd(6)}${String(r.rps).padStart(7)}${r.p50_ms.toFixed(1).padStart(8)}${r.p95_ms.toFixed(1).padStart(8)}${String(r.baseline_rps).padStart(8)}${`${r.ratio.toFixed(2)}x`.padStart(8)}  ${r.baseline} (${r.round_ratios.join(', ')})`,
+        `${storage.padEnd(W)}${r.task.padEnd(30)}${r.kind.padEnd(6)}${String(r.rps).padStart(7)}${r.p50_ms.toFixed(1).padStart(8)}${r.p95_ms.toFixed(1).padStart(8)}${String(r.baseline_rps).padStart(8)}${`${r.ratio.toFixed(2)}x`.padStart(8)}  ${r.baseline} (${r.round_ratios.join(', ')})`,
       );
-    console.log(`${storage.padEnd(9)}RSS of the agents' server after the load: ${rss_mb} MB`);
+    console.log(`${storage.padEnd(W)}RSS of the agents' server after the load: ${rss_mb} MB`);
   }
 }
 process.exit(0);

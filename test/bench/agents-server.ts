@@ -74,10 +74,11 @@ if (process.env.BENCH_TARGET === 'baseline') {
     { env: { LOG_LEVEL: 'silent', PUBLIC_URL: 'http://127.0.0.1:1' } },
   );
 
-  // Recording: the statements that change rows (not reads), with their parameters, in order.
+  // Recording: the statements that change rows, and those that lock for a write (FOR UPDATE/SHARE,
+  // advisory locks: writes to one row serialize on them), with their parameters, in order. Plain reads are left out.
   const recorded: Array<{ text: string; values: unknown[] }> = [];
   let recording = false;
-  const WRITE = /^\s*(insert|update|delete|with\b[\s\S]*\b(insert|update|delete)\b)/i;
+  const WRITE = /^\s*(insert|update|delete|with\b[\s\S]*\b(insert|update|delete)\b)|\bfor (no key )?(update|share)\b|pg_advisory_xact_lock/i;
   const record = (statement: SqlFragment) => {
     if (!recording) return;
     const { text, values } = statement.build();

@@ -3,7 +3,7 @@
  * deployment of all agents (agents-server.ts), on Postgres (when DATABASE_URL is set) and PGlite.
  * - A read task is measured against a raw Bun.serve answering the same bytes (its answer, taken
  *   from the agent once).
- * - A write is measured against the raw SQL of its writes: the INSERT/UPDATE/DELETE statements
+ * - A write is measured against the raw SQL of its writes: the INSERT/UPDATE/DELETE statements (and row or advisory locks)
  *   one call of the task issued (recorded in the server), replayed in one transaction with the
  *   call's fresh ids replaced by new ones. On Postgres through postgres.js from this process; on
  *   PGlite (embedded: one process owns it) by the server process itself, behind its control port.

@@ -27,6 +27,10 @@ export interface Catalog {
   destinations: Map<string, DestinationRow>;
   /** Answer members built from this copy's rows (one agent URL per deployment). */
   rendered: RenderCache;
+  /** Per spec, the matching entries in ranking order (orderOf): bounded, rebuilt after a clear. */
+  orders: Map<string, Int32Array>;
+  /** Entries held in `orders`, over all specs. */
+  ordered: number;
 }
 
 /** Read the version first: data read after it is at least that new, so an equal version later means no write since. */
@@ -54,7 +58,34 @@ export async function loadCatalog(db: Queryable): Promise<Catalog> {
     index: signalIndex(entries.map((e) => e.row)),
     destinations: new Map(destinations.map((d) => [d.key, d])),
     rendered: new Map(),
+    orders: new Map(),
+    ordered: 0,
   };
+}
+
+/** Bounds of the ranking orders a copy keeps (as the text index bounds its rankings); past either it starts afresh. */
+const MAX_ORDERS = 1000;
+const MAX_ORDERED = 200_000;
+
+/**
+ * The entries matching `spec`, in ranking order without lookups: text score, coverage, then id
+ * (entries are sorted by id, so position). Sorted once per spec and copy, so a page walks from the
+ * top and stops when full, whatever the number of matches.
+ */
+function orderOf(c: Catalog, spec: string, ranks: ReadonlyMap<number, number>): Int32Array {
+  let order = c.orders.get(spec);
+  if (order) return order;
+  order = Int32Array.from(ranks.keys());
+  const rank = new Float64Array(c.entries.length);
+  for (const [i, r] of ranks) rank[i] = r;
+  order.sort((a, b) => rank[b]! - rank[a]! || c.entries[b]!.coverage - c.entries[a]!.coverage || a - b);
+  if (c.orders.size >= MAX_ORDERS || c.ordered + order.length > MAX_ORDERED) {
+    c.orders.clear();
+    c.ordered = 0;
+  }
+  c.orders.set(spec, order);
+  c.ordered += order.length;
+  return order;
 }
 
 /** Ids are ASCII ([A-Za-z0-9_-]): code unit order is byte order, whatever the database's collation. */
@@ -128,8 +159,9 @@ export class SignalsCatalog {
     const countries = f.countries?.length ? new Set(f.countries) : null;
     const platforms = f.platforms?.length ? new Set(f.platforms) : null;
     const after = f.after ? keyOf(f.after) : null;
-    // Only the page (and one more, to tell whether more follow) is kept, in order: a broad spec
-    // matching thousands of signals costs no sort of them all.
+    // Only the page (and one more, to tell whether more follow) is kept, in order. Looked-up
+    // signals rank first; the others are walked in their spec's ranking order (orderOf), so the
+    // walk stops once the page is full: a broad spec matching 100k signals reads a page's worth.
     const keep = f.limit + 1;
     const best: Candidate[] = [];
     let matches = 0;
@@ -149,8 +181,13 @@ export class SignalsCatalog {
       matches++;
       keepBest(best, candidate, keep, compare);
     };
-    for (const i of ranks.keys()) consider(i);
-    for (const i of anchored) if (!ranks.has(i)) consider(i);
+    for (const i of anchored) consider(i);
+    if (f.spec && ranks.size) {
+      for (const i of orderOf(c, f.spec, ranks)) {
+        if (best.length === keep) break;
+        if (!anchored.has(i)) consider(i);
+      }
+    }
     const page = best.slice(0, f.limit);
     return {
       rows: page.map((p) => p.entry.row),

@@ -1,7 +1,7 @@
 /**
- * Server half of the agent-search benchmark: the discovery deployment on Postgres (schema from
+ * Server half of the registry part of scaling.bench.ts: the discovery deployment on Postgres (schema from
  * BENCH_SCHEMA), served on a free loopback port printed as `PORT=<n>`. Spawned by
- * agent-search.bench.ts so load generation and the server do not share a process.
+ * scaling.bench.ts so load generation and the server do not share a process.
  */
 // As hosts/start.ts does: the serving process runs with the memory budget (MEMORY_BUDGET_MB).
 import { assemble } from '../../core/deployment.ts';

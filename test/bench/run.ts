@@ -1,23 +1,33 @@
 #!/usr/bin/env bun
 /**
- * `bun run bench [name...]`: runs every `test/bench/*.bench.ts` (or the named ones) one after
- * another, each in its own process so one benchmark's heap and server cannot skew the next.
- * Each benchmark prints its own figures next to a baseline it measures in the same run.
+ * `bun run bench [--json]`: the table of every task the agents serve, each beside its baseline
+ * (table.bench.ts). `bun run bench scaling` grows the catalogs and the registry (scaling.bench.ts);
+ * `bun run bench <name...>` runs the other `test/bench/<name>*.bench.ts` (brands-resolve, feed,
+ * registry-mcp, webhook-signing, ranking-quality). Each runs in its own process, one after
+ * another, so one benchmark's heap and servers cannot skew the next.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const dir = import.meta.dir;
-const wanted = process.argv.slice(2);
-const files = readdirSync(dir)
-  .filter((f) => f.endsWith('.bench.ts'))
-  .filter((f) => wanted.length === 0 || wanted.some((w) => f.startsWith(w)))
-  .sort();
+const args = process.argv.slice(2);
+const flags = args.filter((a) => a.startsWith('--'));
+const wanted = args.filter((a) => !a.startsWith('--'));
+const files =
+  wanted.length === 0
+    ? ['table.bench.ts']
+    : readdirSync(dir)
+        .filter((f) => f.endsWith('.bench.ts') && wanted.some((w) => f.startsWith(w)))
+        .sort();
+if (files.length === 0) {
+  console.error(`no benchmark named ${wanted.join(', ')} in ${dir}`);
+  process.exit(1);
+}
 
 let failed = 0;
 for (const file of files) {
-  console.log(`\n=== ${file} ===`);
-  const proc = Bun.spawn(['bun', join(dir, file)], { stdout: 'inherit', stderr: 'inherit', env: { LOG_LEVEL: 'silent', ...process.env } });
+  if (files.length > 1) console.error(`\n=== ${file} ===`);
+  const proc = Bun.spawn(['bun', join(dir, file), ...flags], { stdout: 'inherit', stderr: 'inherit', env: { LOG_LEVEL: 'silent', ...process.env } });
   if ((await proc.exited) !== 0) failed++;
 }
 if (failed) {

@@ -7,7 +7,7 @@ import { accountRef, pagination, pins31, versionFields } from '../../../lib/adcp
 import type { SalesAccount } from '../../../core/ports/sales-accounts.ts';
 import { openImpairments } from '../impairments.ts';
 import { decodeOffset, fingerprint, pageInfo } from '../../../lib/adcp/query-cursor.ts';
-import { loadHistory, loadPackages, queryBuys } from './store.ts';
+import { loadHistory, loadPackages, pageBuys } from './store.ts';
 import { renderListedBuy } from './render.ts';
 import { loadFeedback } from '../feedback.ts';
 
@@ -73,15 +73,16 @@ export function getMediaBuysTask(deps: SalesDeps) {
       const limit = input.pagination?.max_results ?? 50;
       const print = fingerprint([owner, input.account, input.media_buy_ids, statuses, v31]);
       const offset = decodeOffset(input.pagination?.cursor, print);
-      const [count] = await deps.db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM sales_media_buys WHERE ${sql.join(where, ' AND ')}`);
-      const buys = await queryBuys(deps.db, sql.join(where, ' AND '), sql`ORDER BY created_at, media_buy_id LIMIT ${limit}::int OFFSET ${offset}::int`);
+      const { buys, total } = await pageBuys(deps.db, sql.join(where, ' AND '), sql`ORDER BY created_at, media_buy_id`, limit, offset);
       const ids = buys.map((b) => b.media_buy_id);
+      const accountIds = [...new Set(buys.map((b) => b.account_id))];
       const [packages, impairments, feedback, history, accounts] = await Promise.all([
         loadPackages(deps.db, ids),
         openImpairments(deps.db, ids),
         loadFeedback(deps.db, ids),
         input.include_history ? loadHistory(deps.db, ids, input.include_history) : Promise.resolve(null),
-        deps.accounts.byIds(deps.db, [...new Set(buys.map((b) => b.account_id))]),
+        // Filtered to one account: it is the one already resolved, not read again.
+        account && accountIds.every((id) => id === account!.account_id) ? [account] : deps.accounts.byIds(deps.db, accountIds),
       ]);
       const accountOf = new Map(accounts.map((a) => [a.account_id, { account_id: a.account_id, name: a.name, status: a.status }]));
       const activity = input.include_webhook_activity && deps.activity ? await deps.activity.recent(owner, ids, input.webhook_activity_limit ?? 20) : null;
@@ -110,7 +111,7 @@ export function getMediaBuysTask(deps: SalesDeps) {
         }
         media_buys.push(out);
       }
-      const body: Json = { media_buys, pagination: pageInfo(offset, buys.length, count!.n, print) };
+      const body: Json = { media_buys, pagination: pageInfo(offset, buys.length, total, print) };
       if (deps.options.sandbox) body.sandbox = true;
       return body;
     },

@@ -130,6 +130,26 @@ export async function queryBuys(q: Queryable, where: SqlFragment, tail: SqlFragm
   return (await q.query(sql`SELECT * FROM sales_media_buys WHERE ${where} ${tail}`)).map(toBuy);
 }
 
+/**
+ * A page of the buys matching `where` and how many match in all, in one statement (the count is a
+ * window over the matches, taken before LIMIT); a page past the end counts them apart.
+ */
+export async function pageBuys(
+  q: Queryable,
+  where: SqlFragment,
+  order: SqlFragment,
+  limit: number,
+  offset: number,
+): Promise<{ buys: BuyRow[]; total: number }> {
+  const rows = await q.query<{ listed_total: number }>(
+    sql`SELECT *, count(*) OVER ()::int AS listed_total FROM sales_media_buys WHERE ${where} ${order} LIMIT ${limit}::int OFFSET ${offset}::int`,
+  );
+  if (rows.length) return { buys: rows.map(toBuy), total: rows[0]!.listed_total };
+  if (offset === 0) return { buys: [], total: 0 };
+  const [count] = await q.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM sales_media_buys WHERE ${where}`);
+  return { buys: [], total: count!.n };
+}
+
 /** Packages of the buys, in creation order, each with its count of assigned creatives. */
 export async function loadPackages(q: Queryable, mediaBuyIds: readonly string[]): Promise<Map<string, PackageRow[]>> {
   const out = new Map<string, PackageRow[]>(mediaBuyIds.map((id) => [id, []]));

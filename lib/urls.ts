@@ -61,3 +61,16 @@ export function untrustedHostResponse(): Response {
     { status: 421 },
   );
 }
+
+/**
+ * Whether a URL's host is one of the names reserved for examples (RFC 2606: `.example`, and
+ * example.com/.net/.org): nobody runs an agent there, so sandbox agents take what test fixtures say
+ * of such agents (their format ids) as given.
+ */
+export function isExampleHost(url: string): boolean {
+  try {
+    return /(^|\.)(example|example\.com|example\.net|example\.org)\.?$/.test(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}

@@ -3,7 +3,7 @@ import type { DatabasePort } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { BrandLookupPort } from '../../core/ports/brand-lookup.ts';
 import type { CreativeGeneratorPort, FormatDefinition } from '../../core/ports/creative-generator.ts';
-import { normalizeAgentUrl } from '../../lib/urls.ts';
+import { isExampleHost, normalizeAgentUrl } from '../../lib/urls.ts';
 import type { FormatCatalog } from './catalog.ts';
 import type { CreativeStorePort } from '../../core/ports/creative-store.ts';
 import type { FormatIdInput } from './format-id.ts';
@@ -56,11 +56,13 @@ export async function resolveFormats(
   refs: readonly { ref: FormatIdInput; field: string }[],
   /** Definitions already read (a batch reads all of its formats at once). */
   known?: ReadonlyMap<string, FormatDefinition>,
+  /** The definition to use for a format this catalog lacks, if the caller can stand one in. */
+  standIn?: (ref: FormatIdInput) => FormatDefinition | undefined,
 ): Promise<ResolvedFormat[]> {
   const found = known ?? (await ctx.catalog.find(refs.map((r) => r.ref.id)));
   const local = localFormatIds(ctx.agentUrl);
   return refs.map(({ ref, field }) => {
-    const definition = found.get(ref.id);
+    const definition = found.get(ref.id) ?? standIn?.(ref);
     if (!definition) {
       const elsewhere = local(ref) ? '' : ` (it names ${ref.agent_url.slice(0, 200)}: ask that agent)`;
       throw new ProtocolError('FORMAT_NOT_SUPPORTED', `${field}: format ${ref.id} is not supported by this agent${elsewhere}`, {
@@ -93,4 +95,28 @@ function parameters(format: FormatDefinition, ref: FormatIdInput, field: string)
     throw new ProtocolError('INVALID_FORMAT_ID', `${field}: format ${ref.id} takes no duration_ms parameter`, { field: `${field}.duration_ms` });
   }
   return { ...(size ? { size } : {}), ...(ref.duration_ms !== undefined ? { durationMs: ref.duration_ms } : {}) };
+}
+
+const STAND_IN_TYPES: Record<string, string> = { video: 'video', audio: 'audio', vast: 'video', daast: 'audio' };
+
+/**
+ * A sandbox's stand-in for a format of an agent under a reserved example name (RFC 2606; test
+ * fixtures name the seller's own platform `your-platform.example.com`): the manifest's own assets,
+ * each a required slot, so a creative pushed with such a format previews as it was sent. Outside
+ * a sandbox, or for a real agent's format, there is none (FORMAT_NOT_SUPPORTED).
+ */
+export function exampleFormatStandIn(ctx: CreativeContext, assets: Record<string, unknown>): (ref: FormatIdInput) => FormatDefinition | undefined {
+  return (ref) => {
+    if (!ctx.seeded || !isExampleHost(ref.agent_url)) return undefined;
+    const slots = Object.entries(assets).flatMap(([asset_id, a]) => {
+      const type = (a as { asset_type?: unknown } | null)?.asset_type;
+      return typeof type === 'string' && /^[a-z0-9_]{1,64}$/.test(asset_id)
+        ? [{ item_type: 'individual' as const, asset_id, asset_type: type, required: true }]
+        : [];
+    });
+    if (!slots.length) return undefined;
+    const media = slots.map((s) => STAND_IN_TYPES[s.asset_type]).find(Boolean);
+    const type = media ?? (slots.some((s) => s.asset_type === 'text') ? 'native' : 'display');
+    return { format_id: { agent_url: ref.agent_url, id: ref.id }, name: `${ref.id} (sandbox stand-in)`, type, assets: slots };
+  };
 }

@@ -1,6 +1,6 @@
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
-import { normalizeAgentUrl } from '../../lib/urls.ts';
+import { isExampleHost, normalizeAgentUrl } from '../../lib/urls.ts';
 import { connectAgent, describeFailure } from '../../lib/agent-clients/session.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
@@ -55,14 +55,6 @@ async function askRemote(crawler: CrawlerPort, agentUrl: string, ids: string[]):
   throw lastError;
 }
 
-function isExampleAgent(agentUrl: string): boolean {
-  try {
-    return /(^|\.)(example|example\.com|example\.net|example\.org)\.?$/.test(new URL(agentUrl).hostname);
-  } catch {
-    return false;
-  }
-}
-
 export function createFormatResolver(deps: FormatResolverDeps, cacheSeconds: number): FormatResolver {
   const localUrls = new Set(deps.local ? [deps.local.agentUrl, ...(deps.local.mirrors ?? [])].map((u) => normalizeAgentUrl(u) ?? u) : []);
   return {
@@ -72,7 +64,7 @@ export function createFormatResolver(deps: FormatResolverDeps, cacheSeconds: num
       for (const f of formats) {
         const agent = normalizeAgentUrl(f.agent_url) ?? f.agent_url;
         if (out.has(`${agent}#${f.id}`)) continue;
-        if ((deps.sandbox && isExampleAgent(agent)) || (await deps.inventory.search({ formatIds: [f], limit: 1 })).total > 0) {
+        if ((deps.sandbox && isExampleHost(agent)) || (await deps.inventory.search({ formatIds: [f], limit: 1 })).total > 0) {
           out.set(`${agent}#${f.id}`, true);
           continue;
         }

@@ -41,6 +41,35 @@ forEachDatabase<TestServer>(
       expect(noAccount.body).toMatchObject({ success: false, error: 'INVALID_PARAMS' });
     });
 
+    test("a creative pushed with a format of the seller's own platform (an example host) previews from its own assets in the sandbox; a real agent's unknown format is still refused", async () => {
+      const sales = restClient(get(), TEST_TOKEN, '/sales');
+      const manifest = (agent_url: string) => ({
+        format_id: { agent_url, id: 'native_post' },
+        assets: {
+          headline: { asset_type: 'text', content: 'Summer Sale' },
+          body: { asset_type: 'text', content: 'Top-rated outdoor gear.' },
+          image: { asset_type: 'image', url: 'https://cdn.acme.example/hero.jpg', width: 1200, height: 628 },
+          click_url: { asset_type: 'url', url: 'https://acmeoutdoor.example/summer-sale' },
+        },
+      });
+      const previewed = await sales.call('preview_creative', {
+        request_type: 'single',
+        creative_manifest: manifest('https://your-platform.example.com'),
+        output_format: 'url',
+      });
+      expect(bothVersionsErrors('creative/preview-creative-response.json', previewed.body)).toEqual([]);
+      const url = previewed.body.previews[0].renders[0].preview_url as string;
+      const page = await (await get().fetch(new URL(url).pathname)).text();
+      expect(page).toContain('Summer Sale');
+      expect(page).toContain('Top-rated outdoor gear.');
+      const refused = await sales.call('preview_creative', {
+        request_type: 'single',
+        creative_manifest: manifest('https://creative.real-vendor.com'),
+        output_format: 'url',
+      });
+      expect(refused.body.code).toBe('FORMAT_NOT_SUPPORTED');
+    });
+
     test('force_session_status: a session ended by the controller refuses further messages', async () => {
       const brand = restClient(get(), TEST_TOKEN, '/brand');
       const opened = await brand.call('si_initiate_session', {

@@ -5,7 +5,7 @@ import type { Principal } from '../../../core/ports/auth.ts';
 import type { FormatDefinition } from '../../../core/ports/creative-generator.ts';
 import { formatIdIssueCode, formatIdSchema } from '../format-id.ts';
 import { applyMacros, checkAgainstFormat, manifestSchema, previewInputSchema, type Manifest, type PreviewInput } from '../manifest.ts';
-import { resolveFormats, type CreativeContext } from '../context.ts';
+import { exampleFormatStandIn, resolveFormats, type CreativeContext } from '../context.ts';
 import { insertPreviews, newPreviewId, type PreviewRow } from '../previews.ts';
 import { PREVIEW_CSP, previewBody, renderedFormat } from '../render.ts';
 import { normalizeAgentUrl } from '../../../lib/urls.ts';
@@ -79,9 +79,14 @@ export function previewCreativeTask(ctx: CreativeContext) {
         field: `${prefix}format_id`,
       });
     }
-    const [format] = await resolveFormats(ctx, [{ ref, field: item.format_id ? `${prefix}format_id` : `${prefix}creative_manifest.format_id` }], known);
     // Generation inputs are not part of a finished creative.
     const { promoted_offerings: _p, ...assets } = manifest.assets as Json;
+    const [format] = await resolveFormats(
+      ctx,
+      [{ ref, field: item.format_id ? `${prefix}format_id` : `${prefix}creative_manifest.format_id` }],
+      known,
+      exampleFormatStandIn(ctx, assets),
+    );
     checkAgainstFormat(format!.definition, assets, `${prefix}creative_manifest.assets`);
     const variants: PreviewInput[] = item.inputs ?? [{ name: 'Default' }];
     const output = item.output_format ?? 'url';

@@ -10,7 +10,7 @@ const id = v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), 
 const fixtureId = v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
 const CREATIVE_STATUSES = ['processing', 'pending_review', 'approved', 'rejected', 'archived'] as const;
 
-/** Sandbox scenarios of the creative library (comply_test_controller): a creative's review status, a creative of a chosen id. */
+/** Sandbox scenarios of the creative library (comply_test_controller): a creative's review status, its purge, a creative of a chosen id. */
 export function creativeScenarios(deps: CreativesDeps): TestScenario[] {
   return [
     defineScenario({
@@ -38,6 +38,39 @@ export function creativeScenarios(deps: CreativesDeps): TestScenario[] {
           await tx.query(sql`UPDATE sales_creatives SET status = ${params.status}::text, updated_at = ${deps.clock.now()}::timestamptz
             WHERE account_id = ${c.account_id}::text AND creative_id = ${params.creative_id}::text`);
           return { kind: 'transition', previous_state: c.status, current_state: params.status };
+        });
+      },
+    }),
+    defineScenario({
+      name: 'force_creative_purge',
+      protocol: 'media_buy',
+      servedWith: ['creative'],
+      description:
+        "Remove a creative from a sandbox account's library for good, with its package assignments: params {creative_id, account_id?, reason_code?, reason_detail?}",
+      params: v.object({
+        creative_id: id,
+        account_id: v.optional(id),
+        reason_code: v.optional(v.pipe(v.string(), v.maxLength(64))),
+        reason_detail: v.optional(v.pipe(v.string(), v.maxLength(500))),
+      }),
+      async run({ params, principal }) {
+        return deps.db.transaction(async (tx) => {
+          const rows = await tx.query<{ account_id: string; status: string }>(sql`SELECT c.account_id, c.status FROM sales_creatives c
+            WHERE c.owner = ${principal.orgId}::text AND c.creative_id = ${params.creative_id}::text
+            ${params.account_id ? sql`AND c.account_id = ${params.account_id}::text` : sql.empty} FOR UPDATE OF c`);
+          if (!rows.length) throw new ScenarioError('NOT_FOUND', `No creative ${params.creative_id} in your libraries`, null);
+          if (rows.length > 1) throw new ScenarioError('INVALID_PARAMS', `Creative ${params.creative_id} is in several accounts: name account_id`);
+          const c = rows[0]!;
+          const [account] = await deps.accounts.byIds(tx, [c.account_id]);
+          if (!account?.sandbox && !deps.options.sandbox) throw new ScenarioError('FORBIDDEN', 'The creative is not in a sandbox account', c.status);
+          // Assignments go with it (ON DELETE CASCADE): the buyer sees the creative gone from list_creatives and from its packages.
+          await tx.query(sql`DELETE FROM sales_creatives WHERE account_id = ${c.account_id}::text AND creative_id = ${params.creative_id}::text`);
+          return {
+            kind: 'transition',
+            previous_state: c.status,
+            current_state: 'purged',
+            message: `Creative ${params.creative_id} purged${params.reason_detail ? `: ${params.reason_detail}` : ''}`,
+          };
         });
       },
     }),

@@ -252,6 +252,25 @@ forEachDatabase<SalesWorld>(
       await c.close();
     });
 
+    test('force_creative_purge: a sandbox creative leaves the library with its assignments; unknown is NOT_FOUND; a production one FORBIDDEN', async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      const account = await sandboxAccount(c, 'purge');
+      const synced = await c.call('sync_creatives', { idempotency_key: key('sync'), account: { account_id: account }, creatives: [spot('purge_me')] });
+      expect(synced.ok).toBe(true);
+      const purged = await control(c, 'force_creative_purge', { creative_id: 'purge_me', reason_detail: 'Rights expired' });
+      valid(purged.body);
+      expect(purged.body).toMatchObject({ success: true, current_state: 'purged' });
+      const listed = await c.call('list_creatives', { account: { account_id: account }, filters: { creative_ids: ['purge_me'] } });
+      expect(listed.body.creatives).toEqual([]);
+      expect((await control(c, 'force_creative_purge', { creative_id: 'purge_me' })).body).toMatchObject({ success: false, error: 'NOT_FOUND' });
+      const production = await sandboxAccount(c, 'purge-live', false);
+      await c.call('sync_creatives', { idempotency_key: key('sync'), account: { account_id: production }, creatives: [spot('keep_me')] });
+      expect((await control(c, 'force_creative_purge', { creative_id: 'keep_me' })).body).toMatchObject({ success: false, error: 'FORBIDDEN' });
+      expect((await c.call('list_creatives', { account: { account_id: production }, filters: { creative_ids: ['keep_me'] } })).body.creatives).toHaveLength(1);
+      await c.close();
+    });
+
     test('force_upstream_unavailable: the named tool finds its upstream unreachable for that caller only (SERVICE_UNAVAILABLE, nothing written)', async () => {
       const w = get();
       const c = await w.client('mcp');

@@ -2,7 +2,7 @@ import type { DatabasePort } from '../../core/ports/database.ts';
 import type { Logger } from '../../core/log.ts';
 import type { FormatDefinition } from '../../core/ports/creative-generator.ts';
 import { CatalogSnapshot } from '../../lib/catalog-snapshot.ts';
-import { CATALOG_CHANGES, loadCatalog, toWire } from './formats.ts';
+import { CATALOG_CHANGES, loadCatalog, toWire, unrollGroups } from './formats.ts';
 
 interface Entry {
   id: string;
@@ -13,7 +13,10 @@ interface Entry {
   width: number | null;
   height: number | null;
   responsive: boolean | null;
+  /** As list_creative_formats shows it. */
   wire: FormatDefinition;
+  /** As the tasks check and render against it (repeatable groups unrolled). */
+  definition: FormatDefinition;
 }
 
 export interface FormatFilters {
@@ -59,6 +62,7 @@ export class FormatCatalog {
           responsive: r.responsive,
           wire: toWire(r.definition, agentUrl),
         }))
+        .map((e) => ({ ...e, definition: unrollGroups(e.wire) }))
         .sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
       return { entries, byId: new Map(entries.map((e) => [e.id, e])) };
     });
@@ -103,7 +107,7 @@ export class FormatCatalog {
     const found = new Map<string, FormatDefinition>();
     for (const id of ids) {
       const e = byId.get(id);
-      if (e) found.set(id, e.wire);
+      if (e) found.set(id, e.definition);
     }
     return found;
   }

@@ -13,13 +13,46 @@ export const FORMAT_TYPES = ['display', 'video', 'audio', 'dooh', 'native'] as c
 /** Asset types a format slot may declare (the AdCP set, plus `pixel_tracker` of the reference catalog). */
 export const SLOT_TYPES = [...ASSET_TYPES, 'pixel_tracker'] as const;
 
-const slot = v.looseObject({
-  item_type: v.literal('individual', 'must be "individual" (repeatable groups are not supported)'),
-  asset_id: v.pipe(v.string(), v.regex(/^[a-z0-9_]{1,64}$/, 'must match ^[a-z0-9_]{1,64}$')),
-  asset_type: v.picklist(SLOT_TYPES, `must be one of ${SLOT_TYPES.join(', ')}`),
-  required: v.boolean('must be true or false'),
-  requirements: v.optional(v.record(v.string(), v.unknown())),
-});
+const assetId = v.pipe(v.string(), v.regex(/^[a-z0-9_]{1,64}$/, 'must match ^[a-z0-9_]{1,64}$'));
+const slotType = v.picklist(SLOT_TYPES, `must be one of ${SLOT_TYPES.join(', ')}`);
+const count = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(50));
+
+/** A format slot: one asset, or a repeatable group of assets (carousels, slideshows: `{group}_{i}_{asset}` in manifests). */
+const slot = v.variant(
+  'item_type',
+  [
+    v.looseObject({
+      item_type: v.literal('individual'),
+      asset_id: assetId,
+      asset_type: slotType,
+      required: v.boolean('must be true or false'),
+      requirements: v.optional(v.record(v.string(), v.unknown())),
+    }),
+    v.pipe(
+      v.looseObject({
+        item_type: v.literal('repeatable_group'),
+        asset_group_id: assetId,
+        required: v.optional(v.boolean('must be true or false'), true),
+        min_count: count,
+        max_count: v.pipe(count, v.minValue(1)),
+        assets: v.pipe(
+          v.array(
+            v.looseObject({
+              asset_id: assetId,
+              asset_type: slotType,
+              required: v.optional(v.boolean(), true),
+              requirements: v.optional(v.record(v.string(), v.unknown())),
+            }),
+          ),
+          v.minLength(1, 'must list at least one asset'),
+          v.maxLength(20),
+        ),
+      }),
+      v.check((g) => g.min_count <= g.max_count, 'min_count must not exceed max_count'),
+    ),
+  ],
+  'must be an individual asset or a repeatable_group',
+);
 
 const dimensions = v.looseObject({
   width: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
@@ -69,6 +102,7 @@ export function toStored(raw: v.InferOutput<typeof importedFormat>, sourceAgentU
   const { supported_macros, format_id, ...rest } = raw as Json & typeof raw;
   const localId = (f: Json) => (f && typeof f === 'object' && typeof f.id === 'string' && f.agent_url === sourceAgentUrl ? { ...f, agent_url: '' } : f);
   const slotOut = (s: Json): Json => {
+    if (s.item_type === 'repeatable_group') return { ...s, assets: s.assets.map(slotOut) };
     if (s.asset_type !== 'pixel_tracker') return s;
     const role = TRACKER_ROLE[s.event] ?? 'third_party_tracker';
     return { ...s, asset_type: 'url', requirements: { ...(s.requirements ?? {}), role } };
@@ -95,7 +129,14 @@ export function toStored(raw: v.InferOutput<typeof importedFormat>, sourceAgentU
     definition,
     macros: supported_macros ?? [],
     // What a buyer filters on: the content slots, not the optional measurement pixels every format has.
-    assetTypes: [...new Set(raw.assets.filter((a) => a.asset_type !== 'pixel_tracker').map((a) => a.asset_type))],
+    assetTypes: [
+      ...new Set(
+        raw.assets
+          .flatMap((a) => (a.item_type === 'repeatable_group' ? a.assets : [a]))
+          .filter((a) => a.asset_type !== 'pixel_tracker')
+          .map((a) => a.asset_type),
+      ),
+    ],
     width,
     height,
     // No fixed pixel size (templates, native, most video) or declared responsive; audio is neither.
@@ -122,9 +163,12 @@ export function parseCatalog(input: unknown): StoredFormat[] {
   return formats.map((f, i) => {
     if (ids.has(f.format_id.id)) throw invalid(`[${i}].format_id.id: "${f.format_id.id}" appears twice`, `[${i}].format_id.id`);
     ids.add(f.format_id.id);
+    const slotId = (a: (typeof f.assets)[number]) => (a.item_type === 'repeatable_group' ? a.asset_group_id : a.asset_id);
     for (const [j, a] of f.assets.entries()) {
-      if (f.assets.findIndex((b) => b.asset_id === a.asset_id) !== j)
-        throw invalid(`[${i}].assets[${j}].asset_id: "${a.asset_id}" appears twice`, `[${i}].assets[${j}].asset_id`);
+      if (f.assets.findIndex((b) => slotId(b) === slotId(a)) !== j) {
+        const at = `[${i}].assets[${j}].${a.item_type === 'repeatable_group' ? 'asset_group_id' : 'asset_id'}`;
+        throw invalid(`${at}: "${slotId(a)}" appears twice`, at);
+      }
     }
     return toStored(f, f.format_id.agent_url);
   });
@@ -193,4 +237,29 @@ export function loadCatalog(db: Queryable): Promise<CatalogRow[]> {
 export async function countFormats(db: Queryable): Promise<number> {
   const [row] = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM creative_formats`);
   return row!.n;
+}
+
+/**
+ * The definition the creative tasks work with: each repeatable group unrolled into individual slots
+ * named as manifests name them (`product_0_image` ... up to max_count), required for the first
+ * min_count repetitions. list_creative_formats shows the groups as defined.
+ */
+export function unrollGroups(wire: FormatDefinition): FormatDefinition {
+  if (!wire.assets.some((s) => (s as Json).item_type === 'repeatable_group')) return wire;
+  const assets = wire.assets.flatMap((s) => {
+    const g = s as Json;
+    if (g.item_type !== 'repeatable_group') return [s];
+    return Array.from({ length: g.max_count as number }, (_, i) =>
+      (g.assets as Json[]).map((a) => ({
+        item_type: 'individual' as const,
+        asset_id: `${g.asset_group_id}_${i}_${a.asset_id}`,
+        asset_type: a.asset_type as string,
+        required: g.required !== false && i < g.min_count && a.required !== false,
+        ...(a.requirements ? { requirements: a.requirements } : {}),
+        // Which repetition of which group the slot is (previews lay repetitions out side by side).
+        repetition: { group: g.asset_group_id as string, index: i, asset_id: a.asset_id as string, required: a.required !== false },
+      })),
+    ).flat();
+  });
+  return { ...wire, assets };
 }

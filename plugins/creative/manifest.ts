@@ -182,6 +182,23 @@ export function checkAgainstFormat(format: FormatDefinition, assets: Json, field
       });
     }
   }
+  // A repetition of a repeatable group is whole: once any of its assets is sent, each required one is.
+  const started = new Set(
+    format.assets.flatMap((s) => {
+      const r = s.repetition as { group: string; index: number } | undefined;
+      return r && assets[s.asset_id] !== undefined ? [`${r.group}#${r.index}`] : [];
+    }),
+  );
+  for (const slot of format.assets) {
+    const r = slot.repetition as { group: string; index: number; required: boolean } | undefined;
+    if (r?.required && started.has(`${r.group}#${r.index}`) && assets[slot.asset_id] === undefined) {
+      throw new ProtocolError('VALIDATION_ERROR', `${field}.${slot.asset_id}: repetition ${r.index} of ${r.group} is incomplete without "${slot.asset_id}"`, {
+        status: 422,
+        field: `${field}.${slot.asset_id}`,
+        details: { asset_id: slot.asset_id, asset_type: slotType(slot), format_id: fid },
+      });
+    }
+  }
   const declared = new Set(format.assets.map((s) => s.asset_id));
   const extra = Object.keys(assets).find((k) => !declared.has(k));
   if (extra !== undefined) {

@@ -26,7 +26,14 @@ export const PREVIEW_CSP = [
 export function renderedFormat(format: FormatDefinition): FormatDefinition {
   const assets = format.assets.map((s) => {
     const role = (s.requirements as Json | undefined)?.role;
-    return { item_type: s.item_type, asset_id: s.asset_id, asset_type: s.asset_type, required: s.required, ...(role ? { requirements: { role } } : {}) };
+    return {
+      item_type: s.item_type,
+      asset_id: s.asset_id,
+      asset_type: s.asset_type,
+      required: s.required,
+      ...(role ? { requirements: { role } } : {}),
+      ...(s.repetition ? { repetition: s.repetition } : {}),
+    };
   });
   return { format_id: format.format_id, name: format.name, type: format.type, assets };
 }
@@ -133,7 +140,44 @@ ${sponsor ? `<p data-asset="${esc(sponsor[0])}" style="margin:8px 0 0;font-size:
   );
 }
 
+/** Repetitions of a repeatable group (a product carousel): one card per repetition the manifest fills, in order. */
+function repetitions(view: PreviewView): string {
+  const cards = new Map<string, Map<number, Array<{ asset_id: string; asset: Json }>>>();
+  for (const s of view.format.assets) {
+    const r = s.repetition as { group: string; index: number; asset_id: string } | undefined;
+    const asset = r && view.assets[s.asset_id];
+    if (!r || !asset) continue;
+    const group = cards.get(r.group) ?? cards.set(r.group, new Map()).get(r.group)!;
+    (group.get(r.index) ?? group.set(r.index, []).get(r.index)!).push({ asset_id: r.asset_id, asset });
+  }
+  const card = (parts: Array<{ asset_id: string; asset: Json }>) =>
+    `<li style="flex:0 0 auto;width:140px;border:1px solid #ddd;border-radius:6px;background:#fff;padding:6px">${parts
+      .map(({ asset_id, asset }) =>
+        asset.asset_type === 'image' && isHttpUrl(asset.url)
+          ? `<img data-asset="${esc(asset_id)}" src="${esc(asset.url)}" alt="" style="display:block;width:100%;height:auto">`
+          : typeof asset.content === 'string'
+            ? `<p data-asset="${esc(asset_id)}" style="margin:4px 0;font-size:13px">${esc(asset.content)}</p>`
+            : '',
+      )
+      .join('')}</li>`;
+  const rows = [...cards].map(
+    ([group, byIndex]) =>
+      `<ol data-role="carousel" data-group="${esc(group)}" style="display:flex;gap:8px;overflow-x:auto;list-style:none;margin:0;padding:0">${[...byIndex]
+        .sort(([a], [b]) => a - b)
+        .map(([, parts]) => card(parts))
+        .join('')}</ol>`,
+  );
+  const single = view.format.assets.filter(
+    (s) => !s.repetition && s.asset_type === 'image' && view.assets[s.asset_id] && isHttpUrl(view.assets[s.asset_id].url),
+  );
+  const logo = single[0]
+    ? `<img data-asset="${esc(single[0].asset_id)}" src="${esc(view.assets[single[0].asset_id].url)}" alt="" style="height:32px;margin-bottom:6px">`
+    : '';
+  return link(clickUrl(view), `<div data-role="repetitions">${logo}${rows.join('')}</div>`);
+}
+
 function display(view: PreviewView): string {
+  if (view.format.assets.some((s) => s.repetition)) return repetitions(view);
   const html = slotsOf(view, 'html')[0]?.[1];
   if (html) return sandboxed(html.content, view.width ?? html.width, view.height ?? html.height);
   const image = slotsOf(view, 'image')[0]?.[1];

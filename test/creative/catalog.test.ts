@@ -52,9 +52,9 @@ forEachDatabase(
       const db = s.server.deployment.get(Database);
       expect(await upsertFormats(db, parseCatalog(VENDOR), 'vendor', new Date())).toBe(2);
       const all = await listUntil(s, {}, (f) => f.some((x) => x.format_id.id === 'vendor_story_1080x1920'));
-      expect(all).toHaveLength(78); // the seed (69 reference formats, 8 templates), then the vendor's new one
-      expect(all[77].format_id).toEqual({ agent_url: AGENT_URL, id: 'vendor_story_1080x1920' });
-      expect(all[77].assets[2]).toEqual({
+      expect(all).toHaveLength(79); // the seed (70 reference formats, 8 templates), then the vendor's new one
+      expect(all[78].format_id).toEqual({ agent_url: AGENT_URL, id: 'vendor_story_1080x1920' });
+      expect(all[78].assets[2]).toEqual({
         item_type: 'individual',
         asset_id: 'pixel',
         asset_type: 'url',
@@ -134,8 +134,14 @@ test('catalog files are checked entry by entry, naming the failing field', () =>
   expect(failure({ formats: [{ ...VENDOR.formats[0], type: 'tv' }] })).toBe('formats[0].type');
   expect(failure([VENDOR.formats[0], VENDOR.formats[0]])).toBe('[1].format_id.id');
   expect(failure([{ ...VENDOR.formats[0], assets: [VENDOR.formats[0]!.assets[0], VENDOR.formats[0]!.assets[0]] }])).toBe('[0].assets[1].asset_id');
+  // A repeatable group names its group and counts; an unknown item type is refused.
   expect(failure([{ ...VENDOR.formats[0], assets: [{ item_type: 'repeatable_group', asset_id: 'x', asset_type: 'text', required: true }] }])).toBe(
+    '[0].assets[0].asset_group_id',
+  );
+  expect(failure([{ ...VENDOR.formats[0], assets: [{ item_type: 'bundle', asset_id: 'x', asset_type: 'text', required: true }] }])).toBe(
     '[0].assets[0].item_type',
   );
+  const group = { item_type: 'repeatable_group', asset_group_id: 'card', min_count: 4, max_count: 2, assets: [{ asset_id: 'image', asset_type: 'image' }] };
+  expect(failure([{ ...VENDOR.formats[0], assets: [group] }])).toBe('[0].assets[0]');
   expect(failure('not a catalog')).toBe(undefined);
 });

@@ -113,7 +113,7 @@ const ALL_TASKS: Task[] = [
     kind: 'read',
     args: () => ({ buying_mode: 'brief', brief: 'premium sports video on connected TV in the US', pagination: { max_results: 5 } }),
   },
-  { name: 'list_creative_formats', label: 'list_creative_formats (69)', kind: 'read', args: () => ({}) },
+  { name: 'list_creative_formats', label: 'list_creative_formats (all 78)', kind: 'read', args: () => ({}) },
   {
     name: 'preview_creative',
     label: 'preview_creative batch of 10',

@@ -44,6 +44,18 @@ const ACTION_SOURCES = ['website', 'app', 'offline', 'phone_call', 'chat', 'emai
 const eventType = v.picklist(EVENT_TYPES, 'must be an event type of enums/event-type.json');
 const sourceId = v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
 const DAY = 86_400_000;
+const SERVER_SIDE = 'Send events with log_event naming this event_source_id';
+
+/** The snippet of an event source: a 1x1 pixel a page fires per event (`{EVENT_ID}` dedups), or log_event server-side. */
+function pixelSetup(baseUrl: string, pixelId: string, eventTypes: readonly string[] | null): Json {
+  const type = eventTypes?.[0] ?? 'page_view';
+  const src = `${baseUrl}/events/pixel/${pixelId}?event_type=${type}&event_id={EVENT_ID}`;
+  return {
+    snippet_type: 'html',
+    snippet: `<img src="${src}" width="1" height="1" alt="" style="display:none">`,
+    instructions: `Place the pixel where the event happens, with event_type set to the event and {EVENT_ID} replaced by a unique id per event (value= and currency= add its value); or ${SERVER_SIDE.charAt(0).toLowerCase()}${SERVER_SIDE.slice(1)}`,
+  };
+}
 
 export function syncEventSourcesTask(deps: BuyerDataDeps) {
   return defineTask({
@@ -79,16 +91,23 @@ export function syncEventSourcesTask(deps: BuyerDataDeps) {
       const account = await deps.accounts.resolve(deps.db, owner, input.account);
       const now = clock.now();
       const sources = await deps.db.transaction(async (tx) => {
-        type Row = { event_source_id: string; account_id: string; name: string | null; event_types: string[] | null; allowed_domains: string[] | null };
+        type Row = {
+          event_source_id: string;
+          account_id: string;
+          name: string | null;
+          event_types: string[] | null;
+          allowed_domains: string[] | null;
+          pixel_id: string | null;
+        };
         const rows = await tx.query<Row>(sql`SELECT * FROM sales_event_sources WHERE owner = ${owner}::text FOR UPDATE`);
         const mine = new Map(rows.filter((r) => r.account_id === account.account_id).map((r) => [r.event_source_id, r]));
-        const render = (r: Pick<Row, 'event_source_id' | 'name' | 'event_types'>, action: string): Json => ({
+        const render = (r: Pick<Row, 'event_source_id' | 'name' | 'event_types' | 'pixel_id'>, action: string): Json => ({
           event_source_id: r.event_source_id,
           seller_id: `es_${r.event_source_id}`,
           ...(r.name ? { name: r.name } : {}),
           ...(r.event_types ? { event_types: r.event_types } : {}),
           managed_by: 'buyer',
-          setup: { snippet_type: 'server_only', instructions: 'Send events with log_event naming this event_source_id' },
+          setup: r.pixel_id ? pixelSetup(deps.options.baseUrl, r.pixel_id, r.event_types) : { snippet_type: 'server_only', instructions: SERVER_SIDE },
           action,
         });
         if (!input.event_sources) return [...mine.values()].map((r) => render(r, 'unchanged'));
@@ -105,16 +124,17 @@ export function syncEventSourcesTask(deps: BuyerDataDeps) {
             name: s.name ?? before?.name ?? null,
             event_types: s.event_types ?? before?.event_types ?? null,
             allowed_domains: s.allowed_domains ?? before?.allowed_domains ?? null,
+            pixel_id: before?.pixel_id ?? `px_${deps.ids.uuid7().replace(/-/g, '')}`,
           };
           const changed =
-            !before ||
+            !before?.pixel_id ||
             JSON.stringify([before.name, before.event_types, before.allowed_domains]) !== JSON.stringify([next.name, next.event_types, next.allowed_domains]);
           if (changed) {
-            await tx.query(sql`INSERT INTO sales_event_sources (owner, event_source_id, account_id, name, event_types, allowed_domains, created_at, updated_at)
+            await tx.query(sql`INSERT INTO sales_event_sources (owner, event_source_id, account_id, name, event_types, allowed_domains, pixel_id, created_at, updated_at)
               VALUES (${owner}::text, ${s.event_source_id}::text, ${account.account_id}::text, ${next.name}::text, ${next.event_types}::text[], ${next.allowed_domains}::text[],
-                      ${now}::timestamptz, ${now}::timestamptz)
+                      ${next.pixel_id}::text, ${now}::timestamptz, ${now}::timestamptz)
               ON CONFLICT (owner, event_source_id) DO UPDATE SET name = EXCLUDED.name, event_types = EXCLUDED.event_types,
-                allowed_domains = EXCLUDED.allowed_domains, updated_at = EXCLUDED.updated_at`);
+                allowed_domains = EXCLUDED.allowed_domains, pixel_id = COALESCE(sales_event_sources.pixel_id, EXCLUDED.pixel_id), updated_at = EXCLUDED.updated_at`);
           }
           out.push(render(next, !before ? 'created' : changed ? 'updated' : 'unchanged'));
         }
@@ -212,38 +232,20 @@ export function logEventTask(deps: BuyerDataDeps) {
           accepted.push(e);
         }
       }
-      const processed = await deps.db.transaction(async (tx) => {
-        // One statement for the batch: events already logged for this source are skipped.
-        const rows = accepted.map((e) => ({
+      const processed = await storeEvents(
+        deps,
+        owner,
+        { event_source_id: input.event_source_id, account_id: source.account_id },
+        accepted.map((e) => ({
           event_id: e.event_id,
           event_type: e.event_type,
           event_time: e.event_time,
           value: e.custom_data?.value ?? null,
           currency: e.custom_data?.currency ?? null,
-        }));
-        const inserted = await tx.query<{
-          event_id: string;
-        }>(sql`INSERT INTO sales_events (owner, event_source_id, event_id, event_type, event_time, value, currency, test, received_at)
-          SELECT ${owner}::text, ${input.event_source_id}::text, x.event_id, x.event_type, x.event_time, x.value, x.currency, ${test}::boolean, ${now}::timestamptz
-          FROM jsonb_to_recordset(${rows}::jsonb) AS x(event_id text, event_type text, event_time timestamptz, value numeric, currency text)
-          ON CONFLICT (owner, event_source_id, event_id) DO NOTHING RETURNING event_id`);
-        const fresh = new Set(inserted.map((r) => r.event_id));
-        if (test || !fresh.size) return fresh.size;
-        // Attribution happens in the ad server, to lines of the account's buys serving at the event times.
-        const times = accepted.filter((e) => fresh.has(e.event_id)).map((e) => new Date(e.event_time).getTime());
-        const buys = await deps.mediaBuys.servingBetween(tx, source.account_id, new Date(Math.min(...times)), new Date(Math.max(...times)));
-        const conversions: Conversion[] = accepted
-          .filter((e) => fresh.has(e.event_id))
-          .map((e) => ({
-            key: `${owner}:${input.event_source_id}:${e.event_id}`,
-            eventType: e.event_type,
-            at: new Date(e.event_time),
-            ...(e.custom_data?.value !== undefined ? { value: e.custom_data.value } : {}),
-            ...(e.custom_data?.currency ? { currency: e.custom_data.currency } : {}),
-          }));
-        if (buys.length) await deps.adServer.recordConversions(tx, buys, conversions);
-        return fresh.size;
-      });
+        })),
+        test,
+        now,
+      );
       const duplicates = input.events.length - failures.length - processed;
       const body: Json = { events_received: input.events.length, events_processed: processed };
       if (failures.length) body.partial_failures = failures;
@@ -254,5 +256,52 @@ export function logEventTask(deps: BuyerDataDeps) {
       if (deps.options.sandbox) body.sandbox = true;
       return body;
     },
+  });
+}
+
+/** A conversion event as stored (log_event's events, or a pixel hit). */
+export interface StoredEvent {
+  event_id: string;
+  event_type: string;
+  event_time: string;
+  value: number | null;
+  currency: string | null;
+}
+
+/**
+ * Store events of one source in one statement (an event_id the source logged before is skipped) and
+ * have the ad server attribute the new ones to the account's buys serving at their times (test
+ * events are kept, not attributed). Returns how many were new.
+ */
+export async function storeEvents(
+  deps: BuyerDataDeps,
+  owner: string,
+  source: { event_source_id: string; account_id: string },
+  events: readonly StoredEvent[],
+  test: boolean,
+  now: Date,
+): Promise<number> {
+  return deps.db.transaction(async (tx) => {
+    const inserted = await tx.query<{
+      event_id: string;
+    }>(sql`INSERT INTO sales_events (owner, event_source_id, event_id, event_type, event_time, value, currency, test, received_at)
+      SELECT ${owner}::text, ${source.event_source_id}::text, x.event_id, x.event_type, x.event_time, x.value, x.currency, ${test}::boolean, ${now}::timestamptz
+      FROM jsonb_to_recordset(${events}::jsonb) AS x(event_id text, event_type text, event_time timestamptz, value numeric, currency text)
+      ON CONFLICT (owner, event_source_id, event_id) DO NOTHING RETURNING event_id`);
+    const fresh = new Set(inserted.map((r) => r.event_id));
+    if (test || !fresh.size) return fresh.size;
+    // Attribution happens in the ad server, to lines of the account's buys serving at the event times.
+    const kept = events.filter((e) => fresh.has(e.event_id));
+    const times = kept.map((e) => new Date(e.event_time).getTime());
+    const buys = await deps.mediaBuys.servingBetween(tx, source.account_id, new Date(Math.min(...times)), new Date(Math.max(...times)));
+    const conversions: Conversion[] = kept.map((e) => ({
+      key: `${owner}:${source.event_source_id}:${e.event_id}`,
+      eventType: e.event_type,
+      at: new Date(e.event_time),
+      ...(e.value !== null ? { value: e.value } : {}),
+      ...(e.currency ? { currency: e.currency } : {}),
+    }));
+    if (buys.length) await deps.adServer.recordConversions(tx, buys, conversions);
+    return fresh.size;
   });
 }

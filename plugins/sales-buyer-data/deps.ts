@@ -9,6 +9,8 @@ import type { MediaBuysPort } from '../../core/ports/media-buys.ts';
 export interface BuyerDataOptions {
   /** Every answer is a sandbox one (no real money): the public test agent. */
   sandbox: boolean;
+  /** This deployment's base URL: conversion pixels point at it. */
+  baseUrl: string;
   /** Matched members an audience needs before it can be targeted. */
   minAudienceSize: number;
   /** Share of hashed identifiers the simulated identity graph matches. */

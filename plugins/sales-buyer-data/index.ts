@@ -11,6 +11,8 @@ import { SalesAccounts } from '../../core/ports/sales-accounts.ts';
 import { MediaBuys } from '../../core/ports/media-buys.ts';
 import { Tasks } from '../../core/task.ts';
 import type { BuyerDataDeps } from './deps.ts';
+import { Http } from '../../core/http.ts';
+import { pixelRoute } from './pixel.ts';
 import { syncAudiencesTask } from './audiences.ts';
 import { logEventTask, syncEventSourcesTask } from './conversions.ts';
 import { syncCatalogsTask } from './catalogs/sync.ts';
@@ -45,13 +47,18 @@ export default definePlugin({
     accounts: SalesAccounts,
     mediaBuys: MediaBuys,
     crawler: optional(Crawler),
+    http: Http,
   },
   options,
   env: { SALES_SANDBOX: { path: 'sandbox', type: 'bool' } },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, tasks, clock, ids, adServer, accounts, mediaBuys, crawler }, kernel) {
+  init({ db, tasks, clock, ids, adServer, accounts, mediaBuys, crawler, http }, kernel) {
     const o = kernel.options;
-    const deps: BuyerDataDeps = { db, clock, ids, adServer, crawler, accounts, mediaBuys, options: { ...o } };
+    const { publicUrl, port } = kernel.config.server;
+    const baseUrl = (publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, '');
+    const deps: BuyerDataDeps = { db, clock, ids, adServer, crawler, accounts, mediaBuys, options: { ...o, baseUrl } };
+    // Conversion pixels of the event sources (their sync_event_sources snippet).
+    http.add(pixelRoute(deps));
     tasks.add(syncAudiencesTask(deps), syncEventSourcesTask(deps), logEventTask(deps), syncCatalogsTask(deps));
     // Merged into the media_buy block of the sales plugin (which declares the specialisms, audience-sync included).
     tasks.declareCapability({

@@ -173,11 +173,24 @@ forEachDatabase<World>(
         // The same events again (a new request): nothing new.
         const again = await c.call('log_event', { ...events, idempotency_key: key('evt') });
         expect(again.body).toMatchObject({ events_received: 4, events_processed: 0 });
+        // The source's pixel: a hit is one event (the same event_id again is the same event); unknown pixels and untracked types record nothing.
+        const setup = synced.body.event_sources[0].setup;
+        expect(setup.snippet_type).toBe('html');
+        const src = /src="([^"]+)"/.exec(setup.snippet)![1]!;
+        const pixel = new URL(src.replace('{EVENT_ID}', 'px-1').replace('event_type=purchase', 'event_type=lead'));
+        pixel.searchParams.set('value', '15');
+        pixel.searchParams.set('currency', 'USD');
+        const hit = await w.seller.fetch(`${pixel.pathname}${pixel.search}`);
+        expect(hit.status).toBe(200);
+        expect(hit.headers.get('content-type')).toBe('image/gif');
+        expect((await w.seller.fetch(`${pixel.pathname}${pixel.search}`)).status).toBe(200);
+        expect((await w.seller.fetch(`${pixel.pathname}?event_type=page_view`)).status).toBe(400);
+        expect((await w.seller.fetch(`/events/pixel/px_${'0'.repeat(32)}?event_type=lead`)).status).toBe(404);
 
         await w.advance(HOUR);
         const delivery = await c.call('get_media_buy_delivery', { media_buy_ids: [buyId] });
         expect(bothVersionsErrors('media-buy/get-media-buy-delivery-response.json', delivery.body)).toEqual([]);
-        expect(delivery.body.media_buy_deliveries[0].totals).toMatchObject({ conversions: 2, conversion_value: 100 });
+        expect(delivery.body.media_buy_deliveries[0].totals).toMatchObject({ conversions: 3, conversion_value: 115 });
         expect(delivery.body.media_buy_deliveries[0].totals.impressions).toBeGreaterThan(0);
 
         const pkg = created.body.packages[0].package_id;

@@ -1,0 +1,65 @@
+import * as v from 'valibot';
+import { sql } from '../../core/sql.ts';
+import type { HttpRoute } from '../../core/http.ts';
+import type { BuyerDataDeps } from './deps.ts';
+import { storeEvents } from './conversions.ts';
+
+// The smallest transparent GIF: what a pixel answers.
+const GIF = Uint8Array.from(atob('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7'), (c) => c.charCodeAt(0));
+const PIXEL_ID = /^px_[0-9a-f]{32}$/;
+
+const query = v.object({
+  event_type: v.pipe(v.string('is required'), v.regex(/^[a-z_]{1,64}$/, 'must be an event type')),
+  event_id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(256))),
+  value: v.optional(v.pipe(v.string(), v.regex(/^\d{1,9}(\.\d{1,4})?$/, 'must be a non-negative amount'))),
+  currency: v.optional(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'))),
+});
+
+const refuse = (status: number, message: string) => Response.json({ error: status === 404 ? 'not_found' : 'invalid_request', message }, { status });
+
+/**
+ * `GET /events/pixel/{pixel_id}?event_type=&event_id=&value=&currency=`: the conversion pixel of an
+ * event source (its sync_event_sources snippet). A hit is one event at the time it arrives, stored and
+ * attributed as log_event's are; the same event_id again is the same event. Without an event_id each hit
+ * is a new event. Unknown pixels are 404 and bad parameters 400: nothing is recorded.
+ */
+export function pixelRoute(deps: BuyerDataDeps): HttpRoute {
+  return {
+    method: 'GET',
+    path: '/events/pixel/{pixel}',
+    async handle(request, { params }) {
+      const pixel = params.pixel ?? '';
+      if (!PIXEL_ID.test(pixel)) return refuse(404, 'No such pixel');
+      const parsed = v.safeParse(query, Object.fromEntries(new URL(request.url).searchParams));
+      if (!parsed.success) {
+        const issue = parsed.issues[0];
+        return refuse(400, `${v.getDotPath(issue) ?? 'query'}: ${issue.message}`);
+      }
+      const q = parsed.output;
+      const [source] = await deps.db.query<{ owner: string; event_source_id: string; account_id: string; event_types: string[] | null }>(
+        sql`SELECT owner, event_source_id, account_id, event_types FROM sales_event_sources WHERE pixel_id = ${pixel}::text`,
+      );
+      if (!source) return refuse(404, 'No such pixel');
+      if (source.event_types && !source.event_types.includes(q.event_type))
+        return refuse(400, `event_type: ${q.event_type} is not tracked by this event source`);
+      const now = deps.clock.now();
+      await storeEvents(
+        deps,
+        source.owner,
+        source,
+        [
+          {
+            event_id: q.event_id ?? `px-${deps.ids.uuid7()}`,
+            event_type: q.event_type,
+            event_time: now.toISOString(),
+            value: q.value !== undefined ? Number(q.value) : null,
+            currency: q.currency ?? null,
+          },
+        ],
+        false,
+        now,
+      );
+      return new Response(GIF, { headers: { 'content-type': 'image/gif', 'cache-control': 'no-store', 'cross-origin-resource-policy': 'cross-origin' } });
+    },
+  };
+}

@@ -15,13 +15,21 @@ const query = v.object({
   currency: v.optional(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'))),
 });
 
-const refuse = (status: number, message: string) => Response.json({ error: status === 404 ? 'not_found' : 'invalid_request', message }, { status });
+function fromAllowedSite(referer: string | null, domains: readonly string[]): boolean {
+  if (!referer || !URL.canParse(referer)) return false;
+  const host = new URL(referer).hostname.toLowerCase();
+  return domains.some((d) => host === d.toLowerCase() || host.endsWith(`.${d.toLowerCase()}`));
+}
+
+const refuse = (status: number, message: string) =>
+  Response.json({ error: status === 404 ? 'not_found' : status === 403 ? 'forbidden' : 'invalid_request', message }, { status });
 
 /**
  * `GET /events/pixel/{pixel_id}?event_type=&event_id=&value=&currency=`: the conversion pixel of an
  * event source (its sync_event_sources snippet). A hit is one event at the time it arrives, stored and
  * attributed as log_event's are; the same event_id again is the same event. Without an event_id each hit
- * is a new event. Unknown pixels are 404 and bad parameters 400: nothing is recorded.
+ * is a new event. A source with allowed_domains takes hits whose Referer is one of its sites only (403
+ * otherwise). Unknown pixels are 404 and bad parameters 400: nothing is recorded.
  */
 export function pixelRoute(deps: BuyerDataDeps): HttpRoute {
   return {
@@ -36,10 +44,17 @@ export function pixelRoute(deps: BuyerDataDeps): HttpRoute {
         return refuse(400, `${v.getDotPath(issue) ?? 'query'}: ${issue.message}`);
       }
       const q = parsed.output;
-      const [source] = await deps.db.query<{ owner: string; event_source_id: string; account_id: string; event_types: string[] | null }>(
-        sql`SELECT owner, event_source_id, account_id, event_types FROM sales_event_sources WHERE pixel_id = ${pixel}::text`,
-      );
+      const [source] = await deps.db.query<{
+        owner: string;
+        event_source_id: string;
+        account_id: string;
+        event_types: string[] | null;
+        allowed_domains: string[] | null;
+      }>(sql`SELECT owner, event_source_id, account_id, event_types, allowed_domains FROM sales_event_sources WHERE pixel_id = ${pixel}::text`);
       if (!source) return refuse(404, 'No such pixel');
+      // A source that names its sites takes hits from pages of those sites only (the page's Referer).
+      if (source.allowed_domains?.length && !fromAllowedSite(request.headers.get('referer'), source.allowed_domains))
+        return refuse(403, "This pixel fires from the event source's allowed_domains only");
       if (source.event_types && !source.event_types.includes(q.event_type))
         return refuse(400, `event_type: ${q.event_type} is not tracked by this event source`);
       const now = deps.clock.now();

@@ -186,11 +186,22 @@ forEachDatabase<World>(
         expect((await w.seller.fetch(`${pixel.pathname}${pixel.search}`)).status).toBe(200);
         expect((await w.seller.fetch(`${pixel.pathname}?event_type=page_view`)).status).toBe(400);
         expect((await w.seller.fetch(`/events/pixel/px_${'0'.repeat(32)}?event_type=lead`)).status).toBe(404);
+        // A source naming its sites takes hits from their pages only.
+        const shop = await c.call('sync_event_sources', {
+          idempotency_key: key('src'),
+          account: { account_id: acc },
+          event_sources: [{ event_source_id: `${host}-shop`, event_types: ['purchase'], allowed_domains: ['shop.example'] }],
+        });
+        const shopPixel = new URL(/src="([^"]+)"/.exec(shop.body.event_sources[0].setup.snippet)![1]!.replace('{EVENT_ID}', 'shop-1'));
+        const fromPath = `${shopPixel.pathname}${shopPixel.search}`;
+        expect((await w.seller.fetch(fromPath, { headers: { referer: 'https://evil.example/page' } })).status).toBe(403);
+        expect((await w.seller.fetch(fromPath)).status).toBe(403);
+        expect((await w.seller.fetch(fromPath, { headers: { referer: 'https://www.shop.example/checkout' } })).status).toBe(200);
 
         await w.advance(HOUR);
         const delivery = await c.call('get_media_buy_delivery', { media_buy_ids: [buyId] });
         expect(bothVersionsErrors('media-buy/get-media-buy-delivery-response.json', delivery.body)).toEqual([]);
-        expect(delivery.body.media_buy_deliveries[0].totals).toMatchObject({ conversions: 3, conversion_value: 115 });
+        expect(delivery.body.media_buy_deliveries[0].totals).toMatchObject({ conversions: 4, conversion_value: 115 });
         expect(delivery.body.media_buy_deliveries[0].totals.impressions).toBeGreaterThan(0);
 
         const pkg = created.body.packages[0].package_id;

@@ -2,10 +2,9 @@ import { sql } from '../../core/sql.ts';
 import type { HttpRoute } from '../../core/http.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
+import { PIXEL_HEADERS, TRANSPARENT_GIF } from '../../lib/tracking-pixel.ts';
 
 const TAG_ID = /^[A-Za-z0-9_-]{32}$/;
-// The smallest transparent GIF: what an impression pixel answers.
-const PIXEL = Uint8Array.from(atob('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7'), (c) => c.charCodeAt(0));
 
 /**
  * `GET /creative-track/{tag}/impression` (a 1x1 GIF) and `/click` (a redirect to the creative's
@@ -27,7 +26,7 @@ export function trackerRoute(db: Queryable, clock: ClockPort): HttpRoute {
         SELECT landing_url FROM t`);
       if (!hit) return Response.json({ error: 'not_found', message: 'No such tracker' }, { status: 404 });
       const headers = { 'cache-control': 'no-store', 'cross-origin-resource-policy': 'cross-origin' };
-      if (kind === 'impression') return new Response(PIXEL, { headers: { ...headers, 'content-type': 'image/gif' } });
+      if (kind === 'impression') return new Response(TRANSPARENT_GIF, { headers: PIXEL_HEADERS });
       return hit.landing_url
         ? new Response(null, { status: 302, headers: { ...headers, location: hit.landing_url } })
         : new Response(null, { status: 204, headers });

@@ -3,9 +3,8 @@ import { sql } from '../../core/sql.ts';
 import type { HttpRoute } from '../../core/http.ts';
 import type { BuyerDataDeps } from './deps.ts';
 import { storeEvents } from './conversions.ts';
+import { PIXEL_HEADERS, TRANSPARENT_GIF } from '../../lib/tracking-pixel.ts';
 
-// The smallest transparent GIF: what a pixel answers.
-const GIF = Uint8Array.from(atob('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7'), (c) => c.charCodeAt(0));
 const PIXEL_ID = /^px_[0-9a-f]{32}$/;
 
 const query = v.object({
@@ -74,7 +73,7 @@ export function pixelRoute(deps: BuyerDataDeps): HttpRoute {
         false,
         now,
       );
-      return new Response(GIF, { headers: { 'content-type': 'image/gif', 'cache-control': 'no-store', 'cross-origin-resource-policy': 'cross-origin' } });
+      return new Response(TRANSPARENT_GIF, { headers: PIXEL_HEADERS });
     },
   };
 }

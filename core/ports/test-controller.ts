@@ -56,10 +56,12 @@ export interface TestScenario<P = any> {
  * Scenarios must refuse entities of non-sandbox accounts (FORBIDDEN).
  */
 export interface TestControllerPort {
+  /** Whether the controller serves (a sandbox deployment): features look for its directives only then. */
+  readonly active: boolean;
   register(...scenarios: TestScenario[]): void;
   /** Tools whose calls reach an upstream (ad server, activation platform) that force_upstream_unavailable can cut off. */
   declareUpstreams(...tools: string[]): void;
-  /** Whether this caller's calls to `tool` find its upstream unreachable now (force_upstream_unavailable); read on the caller's `q`. */
+  /** Whether this caller's calls to `tool` find its upstream unreachable now (force_upstream_unavailable); read on the caller's `q`. Asked only when `active`. */
   upstreamDown(q: Queryable, principalId: string, tool: string): Promise<boolean>;
 }
 

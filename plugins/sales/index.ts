@@ -157,7 +157,7 @@ export default definePlugin({
       governance: governanceAgent,
       accounts,
       lists,
-      ...(controller ? { upstreamDown: (principalId: string, tool: string) => controller.upstreamDown(db, principalId, tool) } : {}),
+      ...(controller?.active ? { upstreamDown: (principalId: string, tool: string) => controller.upstreamDown(db, principalId, tool) } : {}),
       options: {
         sandbox: o.sandbox,
         minPackageBudget: o.minPackageBudget,

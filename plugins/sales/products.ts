@@ -8,7 +8,8 @@ import { structuredFormatIds } from '../../lib/adcp/format-ids.ts';
 import type { SalesDeps } from './deps.ts';
 import { CHANNELS } from '../../lib/adcp/channels.ts';
 import { proposalAnswers, refineProposals, type ProposalAnswer } from './proposal-refine.ts';
-import { deferForcedRead, expireForcedRead, takeForcedArm } from './forced-arms.ts';
+import { deferForcedProducts, takeForcedArm } from './forced-arms.ts';
+import { expireForcedRead } from '../../lib/adcp/sandbox-directives.ts';
 import { listDomains, listEntries } from './list-targeting.ts';
 
 const DELIVERY_TYPES = ['guaranteed', 'non_guaranteed'] as const;
@@ -134,7 +135,7 @@ export function getProductsTask(deps: SalesDeps) {
       const accountKey = account?.account_id ?? '';
       // A sandbox directive (comply_test_controller force_get_products_arm) answers this call submitted.
       const forced = account?.sandbox ? await takeForcedArm(deps.db, principal.orgId, account.account_id, 'get_products') : undefined;
-      if (forced) return deferForcedRead(task, forced, deps.clock.now());
+      if (forced) return deferForcedProducts(task, forced, deps.clock.now());
       const f = input.filters ?? {};
       const formatIds: FormatRef[] | undefined = f.format_ids ? structuredFormatIds(f.format_ids, 'filters.format_ids') : undefined;
       const deliveryTypes: DeliveryType[] | undefined = f.delivery_type ? [f.delivery_type] : input.preferred_delivery_types;

@@ -1,4 +1,4 @@
-import { ProtocolError } from '../../core/errors.ts';
+import { upstreamUnavailable } from '../../lib/adcp/sandbox-directives.ts';
 import type { SalesDeps } from './deps.ts';
 
 /** The seller's tools that call its ad server (the upstream force_upstream_unavailable cuts off in a sandbox). */
@@ -6,11 +6,5 @@ export const AD_SERVER_TOOLS = ['create_media_buy', 'update_media_buy', 'get_med
 
 /** SERVICE_UNAVAILABLE (transient) when a sandbox outage cuts this caller off the ad server for `tool`; nothing is written. */
 export async function requireAdServer(deps: SalesDeps, principalId: string, tool: (typeof AD_SERVER_TOOLS)[number]): Promise<void> {
-  if (deps.upstreamDown && (await deps.upstreamDown(principalId, tool))) {
-    throw new ProtocolError('SERVICE_UNAVAILABLE', `${tool}: the ad server cannot be reached (sandbox outage); retry later`, {
-      status: 503,
-      recovery: 'transient',
-      retryAfter: 60,
-    });
-  }
+  if (deps.upstreamDown && (await deps.upstreamDown(principalId, tool))) throw upstreamUnavailable(tool, 'the ad server');
 }

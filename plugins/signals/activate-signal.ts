@@ -1,5 +1,6 @@
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
+import { upstreamUnavailable } from '../../lib/adcp/sandbox-directives.ts';
 import { defineTask, StaleReadError, type Json } from '../../core/task.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
@@ -95,13 +96,8 @@ export function activateSignalTask(db: DatabasePort, ids: IdsPort, catalog: Sign
     input: activateSignalInput,
     async handler({ input, principal, clock, namespace, task, tx }) {
       const q = tx ?? db;
-      if (options.upstreamDown && (await options.upstreamDown(q, principal.id, 'activate_signal'))) {
-        throw new ProtocolError('SERVICE_UNAVAILABLE', 'activate_signal: the activation platforms cannot be reached (sandbox outage); retry later', {
-          status: 503,
-          recovery: 'transient',
-          retryAfter: 60,
-        });
-      }
+      if (options.upstreamDown && (await options.upstreamDown(q, principal.id, 'activate_signal')))
+        throw upstreamUnavailable('activate_signal', 'the activation platforms');
       const field = input.destinations ? 'destinations' : 'deployments';
       const targets = (input.destinations ?? input.deployments)!;
       const copy = catalog.current();

@@ -1,6 +1,6 @@
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Deferral, type Json, type TaskHandle } from '../../core/task.ts';
-import { expireForcedArm } from './forced-arm.ts';
+import { expireForcedRead } from '../../lib/adcp/sandbox-directives.ts';
 import { normalizeAgentUrl } from '../../lib/urls.ts';
 import { agentKey, type ActivationRow, type DestinationRow, type SearchFilters, type SearchPage, type SignalLookup, type SignalRow } from './catalog.ts';
 import type { SignalsCatalog } from './memory-catalog.ts';
@@ -131,7 +131,7 @@ export function getSignalsTask(catalog: SignalsCatalog, reads: ActivationReads, 
         return answer(input, plan, page, read.activations, options, snapshot.rendered);
       }
     },
-    resume: expireForcedArm,
+    resume: expireForcedRead,
   });
 }
 

@@ -47,14 +47,14 @@ export default definePlugin({
       agentUrl: options.agentUrl ?? config.server.publicUrl ?? `http://localhost:${config.server.port}`,
       activationDelaySeconds: options.activationDelaySeconds,
       agentActivationMinutes: options.agentActivationMinutes,
-      ...(controller ? { upstreamDown: (q: Queryable, principalId: string, tool: string) => controller.upstreamDown(q, principalId, tool) } : {}),
+      ...(controller?.active ? { upstreamDown: (q: Queryable, principalId: string, tool: string) => controller.upstreamDown(q, principalId, tool) } : {}),
     };
     // get_signals ranks with this copy of the catalog's text index; every instance reloads it on change notifications.
     const catalog = new SignalsCatalog(db);
     const reads = new ActivationReads(db);
     const unfollow: Array<() => Promise<void>> = [];
-    // Only a sandbox deployment (one with a test controller) looks for forced response arms.
-    const forced = controller ? { take: (principalId: string, task: TaskHandle) => takeForcedArm(db, clock, principalId, task) } : undefined;
+    // Only a sandbox deployment (a test controller that serves) looks for forced response arms on get_signals.
+    const forced = controller?.active ? { take: (principalId: string, task: TaskHandle) => takeForcedArm(db, clock, principalId, task) } : undefined;
     tasks.add(getSignalsTask(catalog, reads, taskOptions, forced), activateSignalTask(db, ids, catalog, reads, taskOptions));
     const block: Json = { discovery_modes: ['brief'], features: { catalog_signals: true } };
     tasks.declareCapability({ protocol: 'signals', block: { signals: block }, specialisms: ['signal-marketplace', 'signal-owned'] });

@@ -59,11 +59,11 @@ export default definePlugin({
     const scenarios = new Map<string, TestScenario>();
     const outages = new UpstreamOutages(db, clock);
     kernel.provide(TestController, {
+      active: kernel.options.enabled,
       declareUpstreams(...tools) {
         for (const t of tools) outages.tools.add(t);
       },
-      // A deployment whose controller is off has no outages (and asks nothing of the database).
-      upstreamDown: (q, principalId, tool) => (kernel.options.enabled ? outages.down(q, principalId, tool) : Promise.resolve(false)),
+      upstreamDown: (q, principalId, tool) => outages.down(q, principalId, tool),
       register(...list) {
         for (const s of list) {
           if (scenarios.has(s.name)) throw new Error(`Test scenario "${s.name}" is registered twice`);

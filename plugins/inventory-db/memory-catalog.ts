@@ -7,6 +7,7 @@ import { formatKey, PRODUCT_COLUMNS, toProduct, type ProductRow } from './catalo
 import { briefWords, relevance } from './brief.ts';
 import { decodeCursor, encodeCursor, fingerprint } from './cursor.ts';
 import { productIndex } from './product-index.ts';
+import { publisherDomains } from '../../lib/adcp/publisher-domains.ts';
 
 interface Entry {
   product: Product;
@@ -51,7 +52,7 @@ export async function loadCatalog(db: Queryable): Promise<ProductCatalog> {
       currencies: r.currencies,
       hasFixedPrice: r.has_fixed_price,
       seededBy: r.seeded_by,
-      domains: [...new Set(r.publisher_properties.map((pp) => String((pp as { publisher_domain?: unknown }).publisher_domain ?? '').toLowerCase()))],
+      domains: publisherDomains(r),
     }),
   );
   return {

@@ -6,6 +6,7 @@ import type { InventoryListKind } from '../../core/ports/list-reader.ts';
 import { connectAgent, describeFailure } from '../../lib/agent-clients/session.ts';
 import { McpToolError } from '../../lib/agent-clients/mcp.ts';
 import type { SalesDeps } from './deps.ts';
+import { publisherDomains } from '../../lib/adcp/publisher-domains.ts';
 
 /** A list reference of targeting or get_products (core/property-list-ref.json, collection-list-ref.json). */
 export interface ListRef {
@@ -97,11 +98,6 @@ export function listDomains(items: readonly Record<string, unknown>[]): string[]
   return [...out];
 }
 
-/** The publishers whose inventory a product sells (lowercase, distinct). */
-export function productDomains(product: Product): string[] {
-  return [...new Set(product.publisher_properties.map((pp) => String((pp as { publisher_domain?: unknown }).publisher_domain ?? '').toLowerCase()))];
-}
-
 /** What a package's targeting leaves of its product's inventory. */
 export interface ListMatch {
   /** Share (0..1) of the product's publishers the property list keeps; 1 without one. The ad server delivers in proportion. */
@@ -132,7 +128,7 @@ export async function matchPackageLists(
   const ref = overlay.property_list;
   if (!ref) return { share: 1 };
   const domains = new Set(listDomains(await listEntries(deps, owner, 'property', ref, `${field}.property_list`)));
-  const publishers = productDomains(product);
+  const publishers = publisherDomains(product);
   const share = publishers.length ? publishers.filter((d) => domains.has(d)).length / publishers.length : 0;
   if (share > 0) return { share };
   return {

@@ -4,46 +4,17 @@ import { Discovery } from '../../core/ports/discovery.ts';
 import { Search, type SearchPort } from '../../core/ports/search.ts';
 import { SearchSync } from '../../core/ports/search-sync.ts';
 import { ManualClock } from '../../core/ports/clock.ts';
-import { sql } from '../../core/sql.ts';
 import restHost from '../../hosts/rest/index.ts';
 import auth from '../../plugins/auth/index.ts';
 import registryAgents from '../../plugins/registry-agents/index.ts';
 import searchPostgres, { createPostgresSearch } from '../../plugins/search-postgres/index.ts';
-import { profileDocuments } from '../../plugins/registry-agents/store/profiles.ts';
 import { adapterNames, dropSchema, openDatabase, skipPostgresUnlessConfigured, uniqueSchema, type AdapterName } from '../support/db.ts';
 import { deploy, type Deployed } from '../support/deploy.ts';
+import { adagentsFile as adagents, OUTBOX_TOKEN as TOKEN } from './fixtures/outbox-documents.ts';
+import { expectedDocuments as expected, indexedDocuments as indexed, outboxRows } from '../support/search-index.ts';
 
 // The search index is fed through an outbox written in the writer's transaction: a write that
 // committed is never lost by the index, whatever happens between the commit and the index write.
-
-const TOKEN = 'search-outbox-member-token-01';
-
-function adagents(n: number, channels: string[]) {
-  return {
-    contact: { name: 'Ops' },
-    properties: [
-      {
-        property_id: 'site',
-        property_type: 'website',
-        name: 'Site',
-        identifiers: [{ type: 'domain', value: `pub${n}.example` }],
-        tags: ['all'],
-        supported_channels: channels,
-      },
-    ],
-    authorized_agents: [
-      {
-        url: `https://sales${n}.example/mcp`,
-        authorized_for: 'All',
-        authorization_type: 'property_tags',
-        property_tags: ['all'],
-        delegation_type: 'direct',
-        countries: ['US'],
-      },
-      { url: 'https://shared.example/mcp', authorized_for: 'All', authorization_type: 'property_tags', property_tags: ['all'], delegation_type: 'delegated' },
-    ],
-  };
-}
 
 /** A Search adapter whose document writes fail while `failures.left > 0` (stamp reads and writes still work). */
 function faulty(inner: SearchPort, failures: { left: number; calls: number }): SearchPort {
@@ -62,31 +33,6 @@ function faulty(inner: SearchPort, failures: { left: number; calls: number }): S
       await inner.remove(urls, tx);
     },
   };
-}
-
-/** Every document of the index, in the port's order (a member of no organization sees public and members_only). */
-async function indexed(search: SearchPort): Promise<Array<Record<string, unknown>>> {
-  const out: Array<Record<string, unknown>> = [];
-  let cursor: string | null = null;
-  do {
-    const page = await search.search({ filters: {}, limit: 200, cursor, viewer: { member: true, orgId: null } });
-    out.push(...page.results.map(({ relevance_score: _r, matched_filters: _m, ...doc }) => doc));
-    cursor = page.cursor;
-  } while (cursor);
-  return out.sort((a, b) => String(a.agent_url).localeCompare(String(b.agent_url)));
-}
-
-/** What the database says the index must hold (no private agents in these tests). */
-async function expected(db: DatabasePort): Promise<Array<Record<string, unknown>>> {
-  const docs = await profileDocuments(db);
-  return docs
-    .map(({ agent_id: _a, visibility: _v, owner_org_id: _o, ...doc }) => doc as Record<string, unknown>)
-    .sort((a, b) => String(a.agent_url).localeCompare(String(b.agent_url)));
-}
-
-async function outboxRows(db: DatabasePort): Promise<number> {
-  const [row] = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM registry_search_outbox`);
-  return row!.n;
 }
 
 function plugins(options: { serve?: boolean } = {}) {

@@ -68,7 +68,7 @@ beforeAll(async () => {
   front.route('signals.pub.test', signals.base);
   front.route('broken.pub.test', () => new Response('not here', { status: 404, headers: { 'content-type': 'text/plain' } }));
   front.route('slow.pub.test', async () => {
-    await Bun.sleep(2000);
+    await Bun.sleep(4000);
     return new Response('late', { status: 200 });
   });
 });
@@ -93,7 +93,7 @@ forEachDatabase(
     // Each adapter's run starts from the catalog the agent first declares.
     measurement.metrics = initialMetrics();
     const clock = new ManualClock(new Date('2026-04-01T00:00:00Z'));
-    const crawlOptions = { workers: 0, scheduleIntervalMs: 0, agentTtlSeconds: 3600, agentTimeoutMs: 500, maxAttempts: 1 };
+    const crawlOptions = { workers: 0, scheduleIntervalMs: 0, agentTtlSeconds: 3600, agentTimeoutMs: 1500, maxAttempts: 1 };
     const app = await startServer(
       adapter,
       schema,

@@ -70,7 +70,7 @@ beforeAll(async () => {
 
   app = await startServer('pglite', schemas.probes, [
     crawlerHttp({ allowlist: ['127.0.0.1'], resolver: loopbackResolver(['pub.test'], { 'intranet.pub.test': ['10.0.0.8'] }), ca: TEST_CERT }),
-    registryProbes({ timeoutMs: 500, allowedPorts: [front.port] }),
+    registryProbes({ timeoutMs: 1500, allowedPorts: [front.port] }),
     restHost(),
   ]);
 });

@@ -66,7 +66,7 @@ beforeAll(async () => {
   const origin = `https://{domain}:${upstream.port}`;
   app = await startServer('pglite', schema, [
     crawlerHttp({ allowlist: ['127.0.0.1'], resolver: loopbackResolver(['pub.test'], { 'intranet.pub.test': ['10.0.0.8'] }), ca: TEST_CERT }),
-    registryProbes({ timeoutMs: 500, origin, allowedPorts: [upstream.port!] }),
+    registryProbes({ timeoutMs: 1500, origin, allowedPorts: [upstream.port!] }),
     restHost(),
   ]);
 });

@@ -9,7 +9,11 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ProtocolError } from '../../core/errors.ts';
-import { resolveOptions } from '../../core/plugin.ts';
+import { resolveOptions, type PluginInstance } from '../../core/plugin.ts';
+import type { AppConfig, Env } from '../../core/config.ts';
+import allPreset from '../../config/all.ts';
+import testAgentPreset from '../../config/test-agent.ts';
+import { siConversation } from '../../config/si-conversation.ts';
 import type { ConversationTurn, SiOffering } from '../../core/ports/conversation.ts';
 import type { BrandProfile } from '../../core/ports/brand-profiles.ts';
 import type { ChatModelOptions, ChatUsage } from '../../lib/model-chat.ts';
@@ -119,7 +123,8 @@ test('the recorded answer: its text, cards only of the offering (the invented pr
   expect({ model, response_format }).toEqual({ model: 'gpt-4o-mini', response_format: { type: 'json_object' } });
   // The brand, the offering's products and the consented user details are in the system prompt; the turns follow.
   expect(messages[0].role).toBe('system');
-  for (const part of ['Nova Motors', 'volta_lr: Volta EV Long Range', 'price $41,900', 'Dana', 'en-US', 'electric road trips']) expect(messages[0].content).toContain(part);
+  for (const part of ['Nova Motors', 'volta_lr: Volta EV Long Range', 'price $41,900', 'Dana', 'en-US', 'electric road trips'])
+    expect(messages[0].content).toContain(part);
   expect(messages.slice(1)).toEqual([
     { role: 'user', content: 'electric road trips' },
     { role: 'user', content: 'How far does the Long Range go?' },
@@ -127,7 +132,9 @@ test('the recorded answer: its text, cards only of the offering (the invented pr
 });
 
 test('a handoff names an offering product and carries the offering’s own name and price; a fenced answer is read', async () => {
-  reset({ body: completion('```json\n' + JSON.stringify({ message: 'The Standard it is.', handoff: { type: 'transaction', product_id: 'volta_std' } }) + '\n```') });
+  reset({
+    body: completion('```json\n' + JSON.stringify({ message: 'The Standard it is.', handoff: { type: 'transaction', product_id: 'volta_std' } }) + '\n```'),
+  });
   const { conversation } = adapter();
   const reply = await conversation.reply(turn({ action: { action: 'checkout', payload: { product_id: 'volta_std' } } }));
   expect(reply).toEqual({ message: 'The Standard it is.', handoff: { type: 'transaction', product: STANDARD } });
@@ -137,7 +144,10 @@ test('a handoff names an offering product and carries the offering’s own name 
 });
 
 test('a 503 and a 429 are retried after doubling pauses, a longer Retry-After wins; malformed answers are asked again and billed', async () => {
-  reset({ status: 503, body: '{"error":{"message":"overloaded"}}' }, { status: 429, body: '{"error":{"message":"slow down"}}', headers: { 'retry-after': '2' } });
+  reset(
+    { status: 503, body: '{"error":{"message":"overloaded"}}' },
+    { status: 429, body: '{"error":{"message":"slow down"}}', headers: { 'retry-after': '2' } },
+  );
   const retried = adapter({ retries: 2 });
   expect((await retried.conversation.reply(turn())).message).toBe(RECORDED_MESSAGE);
   expect(seen).toHaveLength(3);
@@ -192,6 +202,13 @@ test('garbage, invented handoffs and prices, over-long text: asked again, then S
   }
 });
 
+test('the all-in-one and test-agent presets add the model conversation only when SI_MODEL_URL is set', () => {
+  for (const preset of [allPreset, testAgentPreset]) expect(preset.plugins).toContain(siConversation);
+  const entry = siConversation as (context: { config: AppConfig; env: Env }) => PluginInstance<unknown> | null;
+  expect(entry({ config: {} as AppConfig, env: {} })).toBeNull();
+  expect(entry({ config: {} as AppConfig, env: { SI_MODEL_URL: 'https://models.example/v1' } })?.definition.name).toBe('conversation-model');
+});
+
 test('a half-configured model is a configuration error naming the missing variable', () => {
   expect(() => resolveOptions(conversationModel(), { SI_MODEL_URL: 'https://models.example/v1' })).toThrow('SI_MODEL)');
   expect(() => resolveOptions(conversationModel(), { SI_MODEL: 'gpt-4o-mini' })).toThrow('SI_MODEL_URL');
@@ -205,8 +222,7 @@ test('a half-configured model is a configuration error naming the missing variab
 
 forEachDatabase(
   'sponsored intelligence answered by a model',
-  (adapterName, schema) =>
-    siServer(adapterName, schema, [crawlerHttp({ allowlist: ['127.0.0.1'] }), conversationModel({ ...options({ backoffMs: 0 }) })]),
+  (adapterName, schema) => siServer(adapterName, schema, [crawlerHttp({ allowlist: ['127.0.0.1'] }), conversationModel({ ...options({ backoffMs: 0 }) })]),
   (s) => s.close(),
   (get) => {
     test('a session: the opening and a purchase from the model, valid in both versions; only consented user details reach the model', async () => {
@@ -223,7 +239,9 @@ forEachDatabase(
       valid('si-initiate-session-response.json', opened.body);
       const response = opened.body.response as any;
       expect(response.message).toBe(RECORDED_MESSAGE);
-      expect(response.ui_elements.filter((e: any) => e.type === 'product_card').map((e: any) => [e.data.title, e.data.price])).toEqual([[VOLTA.name, VOLTA.price]]);
+      expect(response.ui_elements.filter((e: any) => e.type === 'product_card').map((e: any) => [e.data.title, e.data.price])).toEqual([
+        [VOLTA.name, VOLTA.price],
+      ]);
       expect(response.surface.components.filter((x: any) => x.component.ProductCard)).toHaveLength(1);
       const prompt = JSON.stringify(seen[0]!.body.messages);
       expect(prompt).toContain('en-US');
@@ -252,10 +270,11 @@ forEachDatabase(
       const opened = await c.call('si_initiate_session', { idempotency_key: key(), intent: 'Nova road trips', identity, offering_id: 'nova_volta' });
       expect(opened.ok).toBe(true);
       reset({ status: 503, body: '{"error":{"message":"overloaded"}}' }, { body: 'garbage' });
+      const turnKey = key();
       const res = await get().fetch('/tasks/si_send_message', {
         method: 'POST',
         token: TOKEN,
-        json: { idempotency_key: key(), session_id: opened.body.session_id, message: 'Tell me about charging' },
+        json: { idempotency_key: turnKey, session_id: opened.body.session_id, message: 'Tell me about charging' },
       });
       expect(res.status).toBe(503);
       const body = (await res.json()) as any;
@@ -264,9 +283,11 @@ forEachDatabase(
       expect(seen).toHaveLength(2);
       const listed = await c.call('list_si_sessions', { include_transcript: true });
       expect((listed.body.sessions as any[]).find((x) => x.session_id === opened.body.session_id)).toMatchObject({ session_status: 'active', turns: 2 });
-      // The session goes on once the model answers again.
+      // The host retries the same turn (same key) once the model answers again; the session goes on.
       reset();
-      const asked = await c.call('si_send_message', { idempotency_key: key(), session_id: opened.body.session_id, message: 'Tell me about charging' });
+      const asked = await c.call('si_send_message', { idempotency_key: turnKey, session_id: opened.body.session_id, message: 'Tell me about charging' });
+      expect(asked.body.replayed).toBeUndefined();
+      expect(seen).toHaveLength(1);
       valid('si-send-message-response.json', asked.body);
       expect(asked.body.session_status).toBe('active');
     });

@@ -18,7 +18,12 @@ import { bothVersionsErrors } from '../support/schemas.ts';
 
 export const TOKEN = 'si-test-token-0123456789abcdef';
 export const OTHER = 'si-other-token-0123456789abcdef';
-export const VOLTA = { product_id: 'volta_lr', name: 'Volta EV Long Range', description: 'Electric SUV with 320 miles of range for road trips.', price: '$46,900' };
+export const VOLTA = {
+  product_id: 'volta_lr',
+  name: 'Volta EV Long Range',
+  description: 'Electric SUV with 320 miles of range for road trips.',
+  price: '$46,900',
+};
 export const OFFERING = {
   offering_id: 'nova_volta',
   brand: 'nova.example',

@@ -19,7 +19,7 @@ const LABELS = {
 };
 
 /** Amounts of money in a text, as bare numbers (`$46,900` and `46900 USD` are both `46900`). */
-const MONEY = /[$€£¥]\s?(\d[\d,]*(?:\.\d+)?)|(\d[\d,]*(?:\.\d+)?)\s?(?:usd|eur|gbp|dollars?|euros?|pounds?)\b/gi;
+const MONEY = /(?:[$€£¥]|\b(?:usd|eur|gbp)\s?)(\d[\d,]*(?:\.\d+)?)|(\d[\d,]*(?:\.\d+)?)\s?(?:usd|eur|gbp|dollars?|euros?|pounds?)\b/gi;
 const amounts = (text: string) => [...text.matchAll(MONEY)].map((m) => (m[1] ?? m[2])!.replace(/,/g, '').replace(/\.0+$/, ''));
 /** Every number the brand's own texts give; a price the model quotes must be one of them. */
 const NUMBER = /\d[\d,]*(?:\.\d+)?/g;
@@ -79,7 +79,7 @@ function systemPrompt(t: ConversationTurn): string {
   const tone = brand.tone;
   return [
     `You are the conversational assistant of the brand ${brand.name} (${brand.domain}). A host AI handed a user over to you to talk about the offering below.`,
-    'Use only the facts given here. Never invent products, prices, discounts, specifications or availability; when you do not know, say so and point to the landing page.',
+    'Use only the facts given here. Never invent products, prices, discounts, specifications or availability; quote prices exactly as listed; when you do not know, say so and point to the landing page.',
     line('Brand description', brand.description),
     line('Tagline', brand.tagline),
     line('Voice', tone?.voice),

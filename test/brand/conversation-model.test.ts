@@ -186,7 +186,10 @@ test('garbage, invented handoffs and prices, over-long text: asked again, then S
       'handoff.product_id: is not a product of the offering',
     ],
     [
-      [{ body: completion({ message: 'The Long Range is $39,999 this week.' }) }, { body: completion({ message: 'Only 39999 USD today.' }) }],
+      [
+        { body: completion({ message: 'The Long Range is $39,999 this week.' }) },
+        { body: completion({ message: 'Only USD 39,999 today, or 39999 dollars later.' }) },
+      ],
       2,
       'message: quotes a price the offering does not give',
     ],

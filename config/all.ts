@@ -15,6 +15,7 @@ import governanceLists from '../plugins/governance-lists/index.ts';
 import governanceContent from '../plugins/governance-content/index.ts';
 import creative from '../plugins/creative/index.ts';
 import brandAgent from '../plugins/brand-agent/index.ts';
+import { siConversation } from './si-conversation.ts';
 import brandRights, { SANDBOX_RIGHTS } from '../plugins/brand-rights/index.ts';
 import testAgent from '../plugins/test-agent/index.ts';
 import signerKeyring from '../plugins/signer-keyring/index.ts';
@@ -61,6 +62,8 @@ export default definePreset({
     creative(),
     ...salesPlugins({ sandbox: true, minAudienceSize: 10 }),
     brandAgent({ brands: SANDBOX_BRANDS, si: { mount: '/brand' } }),
+    // Sessions answered by a model when SI_MODEL_URL is set (else the brand agent's catalog conversation).
+    siConversation,
     // Rights licensing of the sandbox brands on the brand agent (get_rights, acquire_rights...).
     brandRights({ brands: SANDBOX_BRANDS, rights: SANDBOX_RIGHTS, mount: '/brand' }),
     testAgent({ tenants: TENANTS }),

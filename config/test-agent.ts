@@ -14,6 +14,7 @@ import governanceLists from '../plugins/governance-lists/index.ts';
 import governanceContent from '../plugins/governance-content/index.ts';
 import registryBrands from '../plugins/registry-brands/index.ts';
 import brandAgent from '../plugins/brand-agent/index.ts';
+import { siConversation } from './si-conversation.ts';
 import brandRights, { SANDBOX_RIGHTS } from '../plugins/brand-rights/index.ts';
 import testController from '../plugins/test-controller/index.ts';
 import testAgent from '../plugins/test-agent/index.ts';
@@ -130,6 +131,8 @@ export default definePreset({
     rateLimit(),
     registryBrands(),
     brandAgent({ brands: SANDBOX_BRANDS, si: { mount: '/brand', offerings: SI_OFFERINGS } }),
+    // Sessions answered by a model when SI_MODEL_URL is set (else the brand agent's catalog conversation).
+    siConversation,
     // Rights licensing of the sandbox brands (specialism brand-rights on /brand), governed accounts checked with the governance plugin.
     brandRights({ brands: SANDBOX_BRANDS, rights: SANDBOX_RIGHTS, mount: '/brand' }),
     // Push notifications: RFC 9421 signed (Ed25519 key generated on first start, JWKS at

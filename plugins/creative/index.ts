@@ -6,11 +6,12 @@ import { loadMigrations } from '../../core/migrations.ts';
 import { ConfigError } from '../../core/config-error.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Clock } from '../../core/ports/clock.ts';
-import { Crawler, type CrawlerPort } from '../../core/ports/crawler.ts';
+import { Crawler } from '../../core/ports/crawler.ts';
 import { Http } from '../../core/http.ts';
 import { BrandLookup } from '../../core/ports/brand-lookup.ts';
 import { CreativeGenerator, type CreativeGeneratorPort } from '../../core/ports/creative-generator.ts';
 import { createModelCopywriter } from './model-copywriter.ts';
+import { chatModelFields } from '../../lib/model-chat.ts';
 import { seedFormatScenario } from './seeded-formats.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
 import { Tasks } from '../../core/task.ts';
@@ -70,18 +71,7 @@ const options = v.object({
    * out; builds then run as asynchronous tasks. Without it, the deterministic template generator writes
    * the copy from the brief. A CreativeGenerator plugin in the deployment wins over both.
    */
-  model: v.optional(
-    v.object({
-      baseUrl: v.pipe(v.string(), v.url('must be an absolute URL (CREATIVE_MODEL_URL), e.g. https://api.openai.com/v1')),
-      model: v.pipe(v.string('is required (CREATIVE_MODEL), e.g. gpt-4o-mini'), v.minLength(1)),
-      apiKey: v.optional(v.pipe(v.string(), v.minLength(1))),
-      timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(300_000)), 30_000),
-      retries: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(5)), 2),
-      backoffMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000)), 1000),
-      /** http:// model URLs (a loopback model server in tests); never in production. */
-      allowHttp: v.optional(v.boolean(), false),
-    }),
-  ),
+  model: v.optional(v.object(chatModelFields({ url: 'CREATIVE_MODEL_URL', model: 'CREATIVE_MODEL' }))),
   /**
    * Serve the creative library of this deployment (the seller's, attached through the CreativeLibrary
    * port) as an ad server: build_creative of a creative_id answers a serving tag with trackers,
@@ -145,10 +135,7 @@ export default definePlugin({
     let modelWriter: CreativeGeneratorPort | undefined;
     if (o.model && !generator) {
       if (!crawler) throw new ConfigError('plugins.creative.model: needs a crawler in the deployment (crawler-http) for the calls to the model');
-      const { allowHttp, ...model } = o.model;
-      // Only the test's loopback model server is reached over http; production calls need https.
-      const guarded: CrawlerPort = allowHttp ? { ...crawler, fetch: (url, req) => crawler.fetch(url, { ...req, requireHttps: false }) } : crawler;
-      modelWriter = createModelCopywriter(model, { crawler: guarded, template: createTemplateGenerator() });
+      modelWriter = createModelCopywriter(o.model, { crawler, template: createTemplateGenerator() });
     }
     const ctx: CreativeContext = {
       db,

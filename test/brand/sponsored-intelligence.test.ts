@@ -6,74 +6,16 @@
 import { expect, test } from 'bun:test';
 import { Database } from '../../core/ports/database.ts';
 import { sql } from '../../core/sql.ts';
-import { BrandJsonRecords } from '../../core/ports/authoritative-records.ts';
-import { ManualClock, Clock } from '../../core/ports/clock.ts';
+import { ManualClock } from '../../core/ports/clock.ts';
 import { Conversation, type ConversationPort } from '../../core/ports/conversation.ts';
 import { definePlugin } from '../../core/plugin.ts';
-import auth from '../../plugins/auth/index.ts';
-import tasks from '../../plugins/tasks/index.ts';
-import idempotency from '../../plugins/idempotency/index.ts';
-import rateLimit from '../../plugins/rate-limit/index.ts';
-import registryBrands from '../../plugins/registry-brands/index.ts';
-import brandAgent from '../../plugins/brand-agent/index.ts';
-import restTasks from '../../hosts/rest/tasks.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { restClient } from '../support/agent.ts';
-import { startServer, type TestServer } from '../support/server.ts';
-import { bothVersionsErrors } from '../support/schemas.ts';
-
-const TOKEN = 'si-test-token-0123456789abcdef';
-const OTHER = 'si-other-token-0123456789abcdef';
-const VOLTA = { product_id: 'volta_lr', name: 'Volta EV Long Range', description: 'Electric SUV with 320 miles of range for road trips.', price: '$46,900' };
-const OFFERING = {
-  offering_id: 'nova_volta',
-  brand: 'nova.example',
-  title: 'Nova Motors: the Volta EV',
-  summary: 'Ask about the Volta EV.',
-  landing_url: 'https://nova.example/volta',
-  products: [VOLTA, { product_id: 'volta_std', name: 'Volta EV Standard', description: 'Electric SUV for daily driving.', price: '$41,900' }],
-};
-const NOVA_BRAND_JSON = {
-  house: { domain: 'nova.example', name: 'Nova Motors' },
-  brands: [
-    { id: 'nova_motors', url: 'https://nova.example', names: [{ en: 'Nova Motors' }], description: 'Electric vehicles.', tagline: 'Electric, all the way' },
-  ],
-};
-const valid = (file: string, body: unknown) => expect(bothVersionsErrors(`sponsored-intelligence/${file}`, body)).toEqual([]);
-
-async function server(adapter: 'pglite' | 'postgres', schema: string, extra: unknown[] = [], clock?: ManualClock): Promise<TestServer> {
-  const s = await startServer(
-    adapter,
-    schema,
-    [
-      auth({
-        testTokens: [
-          { token: TOKEN, name: 'host-a' },
-          { token: OTHER, name: 'host-b' },
-        ],
-      }),
-      rateLimit(),
-      registryBrands(),
-      tasks({ worker: false }),
-      idempotency(),
-      brandAgent({ brands: ['nova.example', 'plain.example'], si: { offerings: [OFFERING], sessionTtlSeconds: 600 } }),
-      restTasks(),
-      ...(extra as never[]),
-    ],
-    { env: { PROTOCOL_NAMESPACE: 'adcp' }, overrides: clock ? [[Clock, clock]] : [] },
-  );
-  const records = s.deployment.get(BrandJsonRecords);
-  await s.deployment.get(Database).transaction((tx) => records.record(tx, 'nova.example', NOVA_BRAND_JSON));
-  return s;
-}
-
-let n = 0;
-const key = () => `si-test-key-${String(++n).padStart(8, '0')}-${Date.now()}`;
-const identity = { consent_granted: true, consent_scope: ['name', 'locale'], user: { name: 'Dana', locale: 'en-US', email: 'dana@example.com' } };
+import { identity, key, OFFERING, OTHER, siServer, TOKEN, valid, VOLTA } from './si-fixture.ts';
 
 forEachDatabase(
   'sponsored intelligence',
-  (adapter, schema) => server(adapter, schema),
+  (adapter, schema) => siServer(adapter, schema),
   (s) => s.close(),
   (get) => {
     const c = () => restClient(get(), TOKEN);
@@ -190,7 +132,7 @@ forEachDatabase(
       },
     };
     const plugged = definePlugin({ name: 'scripted-conversation', provides: [Conversation], init: (_d, k) => k.provide(Conversation, model) });
-    return { s: await server(adapter, schema, [plugged()], clock), clock, replies };
+    return { s: await siServer(adapter, schema, [plugged()], clock), clock, replies };
   },
   ({ s }) => s.close(),
   (get) => {

@@ -36,12 +36,14 @@ import { creativeFeaturesTask, listTransformersTask, validateInputTask } from '.
 export const DEFAULT_SEED = join(import.meta.dir, 'seed.json');
 /** This agent's own display templates (plain sizes such as display_300x250, and source_master to adapt from). */
 export const TEMPLATE_FORMATS = join(import.meta.dir, 'template-formats.json');
+/** Formats this platform hosts under plain ids (video_15s, video_30s), as sellers' product fixtures name them. */
+export const PLATFORM_FORMATS = join(import.meta.dir, 'platform-formats.json');
 
 const seconds = (min: number, max: number, fallback: number) => v.optional(v.pipe(v.number(), v.minValue(min), v.maxValue(max)), fallback);
 
 const options = v.object({
   /** Format files upserted at every start, in listing order (a vendor's own definitions of the same ids win); `false`: none. */
-  seed: v.optional(v.union([v.string(), v.array(v.string()), v.literal(false)]), [DEFAULT_SEED, TEMPLATE_FORMATS]),
+  seed: v.optional(v.union([v.string(), v.array(v.string()), v.literal(false)]), [DEFAULT_SEED, TEMPLATE_FORMATS, PLATFORM_FORMATS]),
   /** `agent_url` of this agent's format ids (default: server.publicUrl, else http://localhost:PORT). */
   agentUrl: v.optional(v.pipe(v.string(), v.url('must be an absolute URL'))),
   /** Other creative agents listed in list_creative_formats `creative_agents`. */

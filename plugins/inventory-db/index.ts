@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { definePlugin, optional } from '../../core/plugin.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
+import { CreativeFormats } from '../../core/ports/creative-formats.ts';
 import { inventoryScenarios } from './test-controls.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { Database } from '../../core/ports/database.ts';
@@ -29,10 +30,10 @@ const options = v.object({
 export default definePlugin({
   name: 'inventory-db',
   provides: [Inventory],
-  deps: { db: Database, controller: optional(TestController) },
+  deps: { db: Database, controller: optional(TestController), formats: optional(CreativeFormats) },
   options,
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, controller }, kernel) {
+  init({ db, controller, formats }, kernel) {
     const inventory = new MemoryInventory(db);
     let unfollow: (() => Promise<void>) | undefined;
     kernel.provide(Inventory, {
@@ -40,7 +41,7 @@ export default definePlugin({
       get: (ids, viewer) => inventory.get(ids, viewer),
       forecast: forecastProduct,
     });
-    controller?.register(...inventoryScenarios(db, kernel.options.fixturePublishers));
+    controller?.register(...inventoryScenarios(db, kernel.options.fixturePublishers, formats?.agentUrl));
     return {
       async start() {
         const seed = kernel.options.seed;

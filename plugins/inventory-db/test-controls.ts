@@ -39,10 +39,16 @@ async function nextPosition(tx: Queryable): Promise<number> {
 }
 
 /** The fixture over what exists (or over defaults), validated as a catalog product. */
-function merged(productId: string, base: CatalogProduct | undefined, fx: Record<string, unknown>, publishers: readonly string[]): CatalogProduct {
+function merged(
+  productId: string,
+  base: CatalogProduct | undefined,
+  fx: Record<string, unknown>,
+  publishers: readonly string[],
+  formatAgent: string,
+): CatalogProduct {
   const words = productId.replace(/[_.:-]+/g, ' ').trim();
   const formats = Array.isArray(fx.format_ids)
-    ? fx.format_ids.map((f) => (f && typeof f === 'object' && !('agent_url' in f) ? { agent_url: REFERENCE_CREATIVE_AGENT, ...f } : f))
+    ? fx.format_ids.map((f) => (f && typeof f === 'object' && !('agent_url' in f) ? { agent_url: formatAgent, ...f } : f))
     : undefined;
   // Storyboard fixtures say `video`, which neither schema version's channel enum has: online video is `olv`.
   const channels = Array.isArray(fx.channels) ? fx.channels.map((c) => (c === 'video' ? 'olv' : c)) : undefined;
@@ -77,7 +83,10 @@ function merged(productId: string, base: CatalogProduct | undefined, fx: Record<
  * ids that are new or its own fixtures; a fixture is shown and sold only to the caller who seeded it
  * (the seller's own products, to everyone), so storyboards run side by side do not see each other's.
  */
-export function inventoryScenarios(db: DatabasePort, publishers: readonly string[]): TestScenario[] {
+export function inventoryScenarios(db: DatabasePort, publishers: readonly string[], creativeAgent?: string): TestScenario[] {
+  // Fixture format ids that name no agent are the platform's own: this deployment's creative agent
+  // (whose list_creative_formats then resolves them), else the reference creative agent.
+  const formatAgent = creativeAgent ?? REFERENCE_CREATIVE_AGENT;
   const write = (productId: string, owner: string, change: (base: CatalogProduct | undefined) => CatalogProduct) =>
     db.transaction(async (tx) => {
       const base = await current(tx, productId, owner);
@@ -97,7 +106,7 @@ export function inventoryScenarios(db: DatabasePort, publishers: readonly string
       description: 'Add or update a sandbox catalog product (params.product_id, params.fixture: product fields)',
       params: v.object({ product_id: id, fixture }),
       async run({ params, principal }) {
-        const base = await write(params.product_id, principal.orgId, (b) => merged(params.product_id, b, params.fixture, publishers));
+        const base = await write(params.product_id, principal.orgId, (b) => merged(params.product_id, b, params.fixture, publishers, formatAgent));
         return { kind: 'seed', message: `Product ${params.product_id} ${base ? 'updated' : 'seeded'}` };
       },
     }),
@@ -110,10 +119,10 @@ export function inventoryScenarios(db: DatabasePort, publishers: readonly string
       params: v.object({ product_id: id, pricing_option_id: id, fixture }),
       async run({ params, principal }) {
         await write(params.product_id, principal.orgId, (base) => {
-          const product = base ?? merged(params.product_id, undefined, {}, publishers);
+          const product = base ?? merged(params.product_id, undefined, {}, publishers, formatAgent);
           const option = { currency: 'USD', pricing_model: 'cpm', ...params.fixture, pricing_option_id: params.pricing_option_id };
           const others = product.pricing_options.filter((o) => o.pricing_option_id !== params.pricing_option_id && o.pricing_option_id !== PLACEHOLDER_OPTION);
-          return merged(params.product_id, product, { pricing_options: [...others, option] }, publishers);
+          return merged(params.product_id, product, { pricing_options: [...others, option] }, publishers, formatAgent);
         });
         return { kind: 'seed', message: `Pricing option ${params.pricing_option_id} on ${params.product_id}` };
       },

@@ -41,6 +41,26 @@ forEachDatabase<TestServer>(
       expect(noAccount.body).toMatchObject({ success: false, error: 'INVALID_PARAMS' });
     });
 
+    test("seed_product: a fixture's format ids that name no agent are the platform's own, and list_creative_formats resolves them verbatim", async () => {
+      const sales = restClient(get(), TEST_TOKEN, '/sales');
+      for (const [product_id, id] of [
+        ['fixture_video_q2', 'video_15s'],
+        ['fixture_display_q2', 'display_300x250'],
+      ] as const) {
+        const seeded = await sales.call('comply_test_controller', {
+          scenario: 'seed_product',
+          params: { product_id, fixture: { channels: ['video'], format_ids: [{ id }] } },
+        });
+        expect(seeded.body.success).toBe(true);
+        const products = await sales.call('get_products', { buying_mode: 'brief', brief: product_id.replace(/_/g, ' ') });
+        const advertised = products.body.products.find((p: any) => p.product_id === product_id).format_ids[0];
+        expect(advertised.id).toBe(id);
+        const listed = await sales.call('list_creative_formats', { format_ids: [advertised] });
+        expect(bothVersionsErrors('creative/list-creative-formats-response.json', listed.body)).toEqual([]);
+        expect(listed.body.formats.map((f: any) => f.format_id)).toEqual([advertised]);
+      }
+    });
+
     test("a creative pushed with a format of the seller's own platform (an example host) previews from its own assets in the sandbox; a real agent's unknown format is still refused", async () => {
       const sales = restClient(get(), TEST_TOKEN, '/sales');
       const manifest = (agent_url: string) => ({

@@ -52,9 +52,9 @@ forEachDatabase(
       const db = s.server.deployment.get(Database);
       expect(await upsertFormats(db, parseCatalog(VENDOR), 'vendor', new Date())).toBe(2);
       const all = await listUntil(s, {}, (f) => f.some((x) => x.format_id.id === 'vendor_story_1080x1920'));
-      expect(all).toHaveLength(79); // the seed (70 reference formats, 8 templates), then the vendor's new one
-      expect(all[78].format_id).toEqual({ agent_url: AGENT_URL, id: 'vendor_story_1080x1920' });
-      expect(all[78].assets[2]).toEqual({
+      expect(all).toHaveLength(81); // the seed (70 reference formats, 8 templates, 2 hosted videos), then the vendor's new one
+      expect(all[80].format_id).toEqual({ agent_url: AGENT_URL, id: 'vendor_story_1080x1920' });
+      expect(all[80].assets[2]).toEqual({
         item_type: 'individual',
         asset_id: 'pixel',
         asset_type: 'url',

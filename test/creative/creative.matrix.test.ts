@@ -62,7 +62,7 @@ forEachDatabase(
           const { ok, body } = await call('list_creative_formats', { context: { trace: host } }, 'creative/list-creative-formats-request.json');
           expect(ok).toBe(true);
           valid('creative/list-creative-formats-response.json', body);
-          expect(body.formats).toHaveLength(78); // 70 reference formats and this agent's 8 templates
+          expect(body.formats).toHaveLength(80); // 70 reference formats, this agent's 8 templates and 2 hosted video formats
           expect(body.formats.every((f: any) => f.format_id.agent_url === AGENT_URL)).toBe(true);
           expect(body.formats[0].format_id).toEqual({ agent_url: AGENT_URL, id: 'display_generative' });
           expect(body.pagination).toEqual({ has_more: false });
@@ -82,7 +82,7 @@ forEachDatabase(
           };
           const ids = (formats: any[]) => formats.map((f) => f.format_id.id);
           const video = await list({ type: 'video' });
-          expect(video.length).toBe(16);
+          expect(video.length).toBe(18); // 16 reference video formats and the 2 hosted ones
           expect(video.every((f) => f.type === 'video')).toBe(true);
 
           const html = await list({ asset_types: ['html'] });
@@ -103,7 +103,7 @@ forEachDatabase(
           expect(responsive.some((f) => f.renders?.[0]?.dimensions?.width)).toBe(false);
           const fixed = await list({ is_responsive: false });
           expect(ids(fixed)).toContain('display_300x250_html');
-          expect(fixed.length + responsive.length).toBe(78 - 4); // audio formats have no size either way
+          expect(fixed.length + responsive.length).toBe(80 - 4); // audio formats have no size either way
 
           expect(ids(await list({ name_search: 'SKYSCRAPER' }))).toEqual(expect.arrayContaining(['display_160x600_image', 'display_160x600_html']));
           expect(ids(await list({ format_ids: [fid('native_standard'), { agent_url: 'https://other.example', id: 'display_300x250_image' }] }))).toEqual([

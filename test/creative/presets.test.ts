@@ -105,7 +105,7 @@ forEachDatabase(
       const mcp = await mcpClient(get(), key);
       const listed = await mcp.call('list_creative_formats', {});
       await mcp.close();
-      expect(listed.body.formats).toHaveLength(78);
+      expect(listed.body.formats).toHaveLength(80);
       const card = (await (await get().fetch('/.well-known/agent-card.json')).json()) as any;
       expect(card.skills.map((s: any) => s.id)).toEqual(expect.arrayContaining(['list_creative_formats', 'build_creative', 'preview_creative']));
       const rest = await get().fetch('/tasks/list_creative_formats', { method: 'POST', json: { type: 'dooh' } });

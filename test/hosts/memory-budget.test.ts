@@ -34,7 +34,7 @@ async function serving(env: Record<string, string>) {
 }
 
 test.skipIf(process.platform !== 'linux')(
-  'the started process serves with the engine sized for MEMORY_BUDGET_MB (default 512), in the same pid',
+  '(Linux only: reads /proc) the started process serves with the engine sized for MEMORY_BUDGET_MB (default 512), in the same pid',
   async () => {
     for (const [env, expected] of [
       [{}, String(512 * 1024 * 1024)],

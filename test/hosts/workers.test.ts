@@ -3,9 +3,9 @@
  * Real processes started with `bun hosts/start.ts`, real connections (each request on a fresh
  * connection so the kernel spreads them).
  */
-import { afterAll, describe, expect, test } from 'bun:test';
+import { afterAll, expect, test } from 'bun:test';
 import postgres from 'postgres';
-import { DATABASE_URL, uniqueSchema } from '../support/db.ts';
+import { DATABASE_URL, describePostgres, uniqueSchema } from '../support/db.ts';
 import { freePort } from '../support/loopback.ts';
 
 const alive = (pid: number) => {
@@ -49,7 +49,7 @@ afterAll(async () => {
   await sql.end();
 });
 
-describe.skipIf(!DATABASE_URL)('WORKERS=2 on Postgres', () => {
+describePostgres('WORKERS=2 on Postgres', () => {
   test('two processes answer on one port; a killed worker is restarted; SIGTERM drains all of them', async () => {
     const schema = uniqueSchema('workers');
     schemas.push(schema);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { sql } from '../../core/sql.ts';
 import { Database } from '../../core/ports/database.ts';
 import { Ids } from '../../core/ports/ids.ts';
@@ -6,7 +6,7 @@ import auth from '../../plugins/auth/index.ts';
 import registryBrands from '../../plugins/registry-brands/index.ts';
 import restHost from '../../hosts/rest/index.ts';
 import { recordBrandJson } from '../../plugins/registry-brands/authoritative.ts';
-import { DATABASE_URL, dropSchema, forEachDatabase, uniqueSchema } from '../support/db.ts';
+import { describePostgres, dropSchema, forEachDatabase, uniqueSchema } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { newKey } from '../support/principals.ts';
 import rateLimit from '../../plugins/rate-limit/index.ts';
@@ -240,7 +240,7 @@ forEachDatabase(
   },
 );
 
-describe.skipIf(!DATABASE_URL)('brand resolve cache across two instances on one Postgres', () => {
+describePostgres('brand resolve cache across two instances on one Postgres', () => {
   const schema = uniqueSchema('brandcache');
   let a: TestServer;
   let b: TestServer;

@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { sql } from '../../core/sql.ts';
 import { Clock } from '../../core/ports/clock.ts';
@@ -14,7 +14,7 @@ import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import webhooks from '../../plugins/webhooks/index.ts';
 import restTasks from '../../hosts/rest/tasks.ts';
 import { createWebhookReceiver, toResponse } from '../../plugins/webhooks/receiver.ts';
-import { DATABASE_URL, dropSchema, uniqueSchema } from '../support/db.ts';
+import { DATABASE_URL, describePostgres, dropSchema, uniqueSchema } from '../support/db.ts';
 import { startServer } from '../support/server.ts';
 import { restClient } from '../support/agent.ts';
 import { fastClock } from './support/fast-clock.ts';
@@ -28,7 +28,7 @@ const FACTOR = 3600; // one real second is one campaign hour
 const HOURS = 8;
 
 // Two processes share the database, so this needs Postgres (an in-memory PGlite lives in one process).
-(DATABASE_URL ? describe : describe.skip)('sales reporting under faults [postgres] (receiver down, sender SIGKILLed and restarted)', () => {
+describePostgres('sales reporting under faults [postgres] (receiver down, sender SIGKILLed and restarted)', () => {
   test('every report arrives, each handled once, sequence numbers complete, nothing after the final one', async () => {
     const schema = uniqueSchema('sales_fault');
     const buyerSchema = uniqueSchema('sales_fault_b');

@@ -1,9 +1,9 @@
-import { describe, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { sql } from '../../core/sql.ts';
-import { forEachDatabase, DATABASE_URL, dropSchema, uniqueSchema, openDatabase } from '../support/db.ts';
+import { forEachDatabase, DATABASE_URL, describePostgres, dropSchema, uniqueSchema, openDatabase } from '../support/db.ts';
 import { bothVersionsErrors } from '../support/schemas.ts';
 import { startSalesWorld, type SalesWorld } from './fixture.ts';
 import { REFERENCE_AGENT } from './support/reference-formats.ts';
@@ -114,7 +114,7 @@ forEachDatabase<SalesWorld>(
 );
 
 // The CLI runs in its own process against a database it opens itself: Postgres (a PGlite in memory cannot be shared).
-(DATABASE_URL ? describe : describe.skip)('bun run sales import [postgres]', () => {
+describePostgres('bun run sales import [postgres]', () => {
   test('imports a catalog file, upserts by product_id, and refuses an invalid one naming the field', async () => {
     const schema = uniqueSchema('sales_cli');
     const dir = mkdtempSync(join(tmpdir(), 'sales-cli-'));

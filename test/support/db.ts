@@ -49,6 +49,12 @@ export async function dropSchema(adapter: AdapterName, schema: string): Promise<
   }
 }
 
+/** A suite that needs a Postgres server: without DATABASE_URL, a visible skip with its reason instead. */
+export function describePostgres(title: string, body: () => void): void {
+  if (DATABASE_URL) describe(title, body);
+  else skipPostgresUnlessConfigured(title);
+}
+
 /** Without DATABASE_URL, a visible skip with its reason stands in for the Postgres run of `title`. */
 export function skipPostgresUnlessConfigured(title: string): void {
   if (DATABASE_URL) return;

@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { sql } from '../../core/sql.ts';
 import { Database } from '../../core/ports/database.ts';
@@ -11,16 +11,14 @@ import { createWebhookVerifier } from '../../lib/rfc9421/verify.ts';
 import { createReplayStore } from '../../plugins/webhooks/receiver-stores.ts';
 import { createWebhookReceiver, toResponse } from '../../plugins/webhooks/receiver.ts';
 import { mcpEnvelope } from '../../plugins/webhooks/envelopes.ts';
-import { DATABASE_URL, dropSchema, uniqueSchema } from '../support/db.ts';
+import { DATABASE_URL, describePostgres, dropSchema, uniqueSchema } from '../support/db.ts';
 import { startServer } from '../support/server.ts';
 
 const N = 30;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // Two processes share the outbox, so this needs Postgres (an in-memory PGlite lives in one process).
-const suite = DATABASE_URL ? describe : describe.skip;
-
-suite('webhook delivery under faults [postgres] (flaky receiver, sender SIGKILLed and restarted)', () => {
+describePostgres('webhook delivery under faults [postgres] (flaky receiver, sender SIGKILLed and restarted)', () => {
   test('every webhook is delivered, none lost, duplicates deduped by the receiver', async () => {
     const senderSchema = uniqueSchema('fault_s');
     const receiverSchema = uniqueSchema('fault_r');

@@ -88,8 +88,8 @@ forEachDatabase(
         .query<{ id: string; format_id: string; owner: string }>(sql`SELECT id, format_id, owner FROM creative_build_variants ORDER BY created_at, position`);
       expect(rows.map((r) => [r.id, r.format_id])).toEqual([
         [single, 'native_standard'],
-        [multi[0], 'display_300x250_html'],
-        [multi[1], 'display_728x90_html'],
+        [multi[0]!, 'display_300x250_html'],
+        [multi[1]!, 'display_728x90_html'],
       ]);
     });
 

@@ -80,12 +80,12 @@ forEachDatabase(
       multi = many.body.creative_manifests.map((m: any) => m.build_variant_id);
       expect(new Set([single, ...multi]).size).toBe(3);
       for (const id of multi) expect(id).toMatch(/^bv_/);
-      // A replay answers the same ids; no leaf is recorded twice.
+      // A replay answers the same ids; no leaf is recorded twice (builds in key order: one caller, increasing keys).
       const replay = await call(s, A, 'build_creative', request);
       expect(replay.body.build_variant_id).toBe(single);
       const rows = await s.deployment
         .get(Database)
-        .query<{ id: string; format_id: string; owner: string }>(sql`SELECT id, format_id, owner FROM creative_build_variants ORDER BY created_at, position`);
+        .query<{ id: string; format_id: string; owner: string }>(sql`SELECT id, format_id, owner FROM creative_build_variants ORDER BY build_id, position`);
       expect(rows.map((r) => [r.id, r.format_id])).toEqual([
         [single, 'native_standard'],
         [multi[0]!, 'display_300x250_html'],

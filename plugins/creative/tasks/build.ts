@@ -274,7 +274,7 @@ export function buildCreativeTask(ctx: CreativeContext) {
   return defineTask({
     name: 'build_creative',
     description:
-      'Generate a creative (message, brand {domain} or promoted_offerings, offerings) or transform a complete manifest into target_format_id / target_format_ids. Generation runs as an asynchronous task: submitted, working with progress, completed with creative_manifest(s). With creative_id (and media_buy_id, package_id): the serving tag of a library creative, with impression and click trackers.',
+      'Generate a creative (message, brand {domain} or promoted_offerings, offerings) or transform a complete manifest into target_format_id / target_format_ids. Generation runs as an asynchronous task: submitted, working with progress, completed with creative_manifest(s), each produced creative named by a build_variant_id (the creative_id report_usage takes). With creative_id (and media_buy_id, package_id): the serving tag of a library creative, with impression and click trackers.',
     protocol: 'creative',
     mutating: true,
     errorShape: 'creative',

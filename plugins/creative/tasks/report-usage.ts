@@ -49,23 +49,28 @@ export function reportUsageTask(ctx: CreativeContext, store: () => CreativeStore
     const leaf = (await findVariants(ctx.db, owner, [leafId])).get(leafId);
     if (leaf) {
       const accountId = await leafAccount(library, owner, leaf.account, account, `${field}.account`);
-      if (accountId === null)
+      if (accountId !== null) return { account_id: accountId, build_variant_id: leafId };
+      // Promoted into the library (creative_id = build_variant_id) under another account: the library's account stands.
+      if (r.build_variant_id || !library)
         throw new RecordError(
           'CREATIVE_NOT_FOUND',
           `${field}.${r.build_variant_id ? 'build_variant_id' : 'creative_id'}`,
           `${leafId} was not built for this account`,
         );
-      return { account_id: accountId, build_variant_id: leafId };
-    }
-    if (r.build_variant_id) throw new RecordError('CREATIVE_NOT_FOUND', `${field}.build_variant_id`, `no creative ${leafId} built by this agent for you`);
+    } else if (r.build_variant_id)
+      throw new RecordError('CREATIVE_NOT_FOUND', `${field}.build_variant_id`, `no creative ${leafId} built by this agent for you`);
     if (!library) throw new RecordError('CREATIVE_NOT_FOUND', `${field}.creative_id`, `no creative ${r.creative_id} built by this agent for you`);
     // A sandbox fixture account id (null) names no account of the caller: the creative's own stands.
     const accountId = await library.accountId(owner, account, `${field}.account`);
     const [found, other] = await library.find(owner, [r.creative_id], accountId ?? undefined);
     if (other) throw new RecordError('ACCOUNT_AMBIGUOUS', `${field}.creative_id`, 'is in several of your accounts; name its account');
-    if (!found)
-      throw new RecordError('CREATIVE_NOT_FOUND', `${field}.creative_id`, `no creative ${r.creative_id} built by this agent or in this account's library`);
-    return { account_id: found.account_id, build_variant_id: null };
+    if (!found) {
+      const message = leaf
+        ? `${leafId} was not built for this account, nor is it in its library`
+        : `no creative ${r.creative_id} built by this agent or in this account's library`;
+      throw new RecordError('CREATIVE_NOT_FOUND', `${field}.creative_id`, message);
+    }
+    return { account_id: found.account_id, build_variant_id: leaf ? leafId : null };
   }
 
   return defineTask({

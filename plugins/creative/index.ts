@@ -77,7 +77,7 @@ const options = v.object({
   /**
    * Serve the creative library of this deployment (the seller's, attached through the CreativeLibrary
    * port) as an ad server: build_creative of a creative_id answers a serving tag with trackers,
-   * get_creative_delivery and report_usage are offered, capabilities declare creative-ad-server.
+   * get_creative_delivery is offered, report_usage takes the library's creatives, capabilities declare creative-ad-server.
    */
   adServer: v.optional(v.boolean(), true),
   /** Expired previews and files are deleted this often (0: never). */
@@ -160,7 +160,7 @@ export default definePlugin({
       attach(store) {
         if (!o.adServer || library) return;
         library = store;
-        tasks.add(creativeDeliveryTask(ctx, ctx.library), reportUsageTask(ctx, ctx.library));
+        tasks.add(creativeDeliveryTask(ctx, ctx.library));
         tasks.declareCapability({ protocol: 'creative', specialisms: ['creative-ad-server'], block: { creative: { has_creative_library: true } } });
         http.add(trackerRoute(db, clock));
       },
@@ -173,6 +173,8 @@ export default definePlugin({
       listTransformersTask(ctx),
       validateInputTask(ctx),
       creativeFeaturesTask(ctx),
+      // Usage of the creatives it generates (their build_variant_ids), and of the library's once one is attached.
+      reportUsageTask(ctx, ctx.library),
     );
     tasks.declareCapability({
       protocol: 'creative',

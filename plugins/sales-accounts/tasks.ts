@@ -25,6 +25,8 @@ export function syncAccountsTask(deps: AccountsDeps) {
     description:
       'Create or update the buyer accounts (brand + operator + billing) this caller buys under; idempotent. Returns each account with its action and status.',
     protocol: 'media_buy',
+    // The creative library is per account (sales-creatives), and the creative agent's mounts serve it: its accounts too.
+    servedWith: ['creative'],
     mutating: true,
     // Database only: the accounts commit with the idempotency record.
     transactional: true,
@@ -109,8 +111,9 @@ async function provisionStarterAccounts(deps: AccountsDeps, owner: string): Prom
 export function listAccountsTask(deps: AccountsDeps) {
   return defineTask({
     name: 'list_accounts',
-    description: "The caller's accounts on this seller, oldest first, with cursor pagination; filter by status or sandbox.",
+    description: "The caller's accounts on this agent, oldest first, with cursor pagination; filter by status or sandbox.",
     protocol: 'media_buy',
+    servedWith: ['creative'],
     input: v.object({
       ...versionFields,
       account: v.optional(accountRef),

@@ -10,8 +10,8 @@ import type { FormatRef, InventoryPort } from '../../core/ports/inventory.ts';
 import type { Logger } from '../../core/log.ts';
 
 /**
- * Whether format ids are real: named by one of this seller's own products (it sells them, so it
- * takes creatives in them), else defined by a creative agent: the same deployment's, or a remote
+ * Whether format ids are real: named by one of this seller's own products, if it has any (it sells
+ * them, so it takes creatives in them), else defined by a creative agent: the same deployment's, or a remote
  * one asked once and cached.
  */
 export interface FormatResolver {
@@ -23,7 +23,8 @@ export interface FormatResolverDeps {
   db: DatabasePort;
   clock: ClockPort;
   local: CreativeFormatsPort | undefined;
-  inventory: InventoryPort;
+  /** The seller's products; absent on a creative vendor's library (no products: formats are the creative agents' only). */
+  inventory: InventoryPort | undefined;
   /**
    * A sandbox seller takes formats of creative agents under the reserved example names (RFC 2606:
    * `.example`, example.com/.net/.org; nobody runs an agent there) as given: test fixtures name them.
@@ -64,7 +65,7 @@ export function createFormatResolver(deps: FormatResolverDeps, cacheSeconds: num
       for (const f of formats) {
         const agent = normalizeAgentUrl(f.agent_url) ?? f.agent_url;
         if (out.has(`${agent}#${f.id}`)) continue;
-        if ((deps.sandbox && isExampleHost(agent)) || (await deps.inventory.search({ formatIds: [f], limit: 1 })).total > 0) {
+        if ((deps.sandbox && isExampleHost(agent)) || ((await deps.inventory?.search({ formatIds: [f], limit: 1 }))?.total ?? 0) > 0) {
           out.set(`${agent}#${f.id}`, true);
           continue;
         }

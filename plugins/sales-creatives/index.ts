@@ -30,7 +30,8 @@ const options = v.object({
 export type SellerCreativesOptions = v.InferInput<typeof options>;
 
 /**
- * The seller's creative library (sync_creatives, list_creatives): creatives of each buyer account,
+ * The creative library (sync_creatives, list_creatives) of a seller, or of a creative vendor's ad server
+ * (config/creative-agent.ts, without media buys or products): creatives of each buyer account,
  * their format ids checked with the creative agent that defines them (this deployment's, or a remote
  * one asked through the crawler, answers cached). Media buys use the library through the
  * SellerCreatives port and attach their packages to it, so assignments go to the packages' owner.
@@ -41,7 +42,8 @@ export default definePlugin({
     db: Database,
     tasks: Tasks,
     clock: Clock,
-    inventory: Inventory,
+    // A seller's products vouch for the formats they sell; a creative vendor hosting a library has none.
+    inventory: optional(Inventory),
     accounts: SalesAccounts,
     formats: optional(CreativeFormats),
     crawler: optional(Crawler),

@@ -48,7 +48,8 @@ const SELLER_SCENARIOS = [
 const CREATIVE = ['build_creative', 'list_creative_formats', 'preview_creative', 'list_transformers', 'validate_input', 'get_creative_features'];
 /** The creative agent as an ad server over the deployment's creative library (served by the seller too). */
 const AD_SERVER = ['get_creative_delivery', 'report_usage'];
-const LIBRARY = ['list_creatives', 'sync_creatives'];
+/** The creative library, per account, and its accounts (both among the seller's tasks on /sales and /governance). */
+const LIBRARY = ['list_creatives', 'sync_creatives', 'list_accounts', 'sync_accounts'];
 const GOVERNANCE = ['check_governance', 'get_plan_audit_logs', 'report_plan_outcome', 'sync_plans'];
 // Property and collection lists (plugins/governance-lists) on the same governance agent.
 const LISTS = ['property_list', 'collection_list'].flatMap((n) => [`create_${n}`, `get_${n}`, `update_${n}`, `delete_${n}`, `list_${n}s`]);

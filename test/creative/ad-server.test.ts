@@ -218,6 +218,59 @@ forEachDatabase<TestServer & { second: TestServer }>(
       expect(await count(s, 'creative_usage_reports')).toBe(1);
     });
 
+    test('report_usage of a generated creative: the account it was built for, named either way, takes it', async () => {
+      const s = get();
+      const target = fid('display_300x250_html');
+      const built = await call(s, A, 'build_creative', {
+        idempotency_key: key(),
+        account: ACCOUNT,
+        target_format_id: target,
+        message: 'Hero',
+        creative_manifest: { format_id: target, assets: { promoted_offerings: { brand_manifest: { name: 'Acme' } } } },
+      });
+      expect(built.status).toBe(200);
+      expect(bothVersionsErrors('media-buy/build-creative-response.json', built.body)).toEqual([]);
+      const [row] = await s.deployment
+        .get(Database)
+        .query<{ account_id: string }>(sql`SELECT account_id FROM sales_creatives WHERE creative_id = 'hero_300x250'`);
+      const usage = { creative_id: built.body.build_variant_id, vendor_cost: 0.2, currency: 'USD' };
+      const before = await count(s, 'creative_usage_reports');
+      const reported = await call(s, A, 'report_usage', {
+        idempotency_key: key(),
+        reporting_period: { start: '2026-03-01T00:00:00Z', end: '2026-03-31T23:59:59Z' },
+        // The account's id names the same account as its brand and operator; another account does not.
+        usage: [
+          { ...usage, account: { account_id: row!.account_id } },
+          { ...usage, account: { brand: { domain: 'elsewhere.example' }, operator: 'acme.example' } },
+        ],
+      });
+      expect(bothVersionsErrors('account/report-usage-response.json', reported.body)).toEqual([]);
+      expect(reported.body.accepted).toBe(1);
+      expect(reported.body.errors.map((e: any) => [e.code, e.field])).toEqual([['CREATIVE_NOT_FOUND', 'usage[1].creative_id']]);
+      const [kept] = await s.deployment
+        .get(Database)
+        .query<{ account_id: string; build_variant_id: string }>(sql`SELECT account_id, build_variant_id FROM creative_usage_reports ORDER BY id DESC LIMIT 1`);
+      expect(kept).toEqual({ account_id: row!.account_id, build_variant_id: usage.creative_id });
+      expect(await count(s, 'creative_usage_reports')).toBe(before + 1);
+
+      // Promoted into the library of another account (its creative_id the build_variant_id): reported there, with its lineage.
+      const elsewhere = { brand: { domain: 'elsewhere.example' }, operator: 'acme.example' };
+      const promoted = { ...HERO, creative_id: usage.creative_id, name: 'Generated hero' };
+      expect((await call(s, A, 'sync_creatives', { idempotency_key: key(), account: elsewhere, creatives: [promoted] })).status).toBe(200);
+      const again = await call(s, A, 'report_usage', {
+        idempotency_key: key(),
+        reporting_period: { start: '2026-03-01T00:00:00Z', end: '2026-03-31T23:59:59Z' },
+        usage: [{ ...usage, account: elsewhere }],
+      });
+      expect(bothVersionsErrors('account/report-usage-response.json', again.body)).toEqual([]);
+      expect([again.body.accepted, again.body.errors]).toEqual([1, undefined]);
+      const [last] = await s.deployment
+        .get(Database)
+        .query<{ account_id: string; build_variant_id: string }>(sql`SELECT account_id, build_variant_id FROM creative_usage_reports ORDER BY id DESC LIMIT 1`);
+      expect(last!.build_variant_id).toBe(usage.creative_id);
+      expect(last!.account_id).not.toBe(row!.account_id);
+    });
+
     test('another organization cannot build, read delivery of, or report usage on these creatives', async () => {
       const s = get();
       const built = await call(s, B, 'build_creative', { idempotency_key: key(), creative_id: 'hero_300x250', target_format_id: fid('display_300x250_image') });
@@ -234,7 +287,7 @@ forEachDatabase<TestServer & { second: TestServer }>(
       expect(reported.body.errors[0].code).toBe('CREATIVE_NOT_FOUND');
       const listed = await call(s, B, 'list_creatives', { filters: { creative_ids: ['hero_300x250'] } });
       expect(listed.body.creatives).toEqual([]);
-      expect(await count(s, 'creative_usage_reports')).toBe(1);
+      expect(await count(s, 'creative_usage_reports')).toBe(3);
 
       // Naming A's account by its id does not open it.
       const [row] = await s.deployment

@@ -176,7 +176,15 @@ const CASES: [string, Record<string, unknown>, number, string, string][] = [
   ['preview_creative', { request_type: 'variant', variant_id: 'v1' }, 400, 'UNSUPPORTED_FEATURE', 'request_type'],
 ];
 
-const TABLES = ['creative_previews', 'creative_assets', 'tasks', 'task_status_history', 'idempotency_keys'];
+const TABLES = [
+  'creative_previews',
+  'creative_assets',
+  'creative_build_variants',
+  'creative_usage_reports',
+  'tasks',
+  'task_status_history',
+  'idempotency_keys',
+];
 
 forEachDatabase(
   'creative bad input',

@@ -91,12 +91,13 @@ forEachDatabase(
       expect(seen[0]!.authorization).toBe('Bearer sk-test-model-key');
       expect(seen[0]!.body.model).toBe('gpt-4o-mini');
       expect(seen[0]!.body.messages[1].content).toContain('Rocket skates for commuters');
+      // The produced creative is a leaf of the build, with what the model spent on it.
       const rows = await s()
         .server.deployment.get(Database)
-        .query<{ model: string; input_tokens: number; output_tokens: number }>(
-          sql`SELECT model, input_tokens, output_tokens FROM creative_generation_usage WHERE scope = ${task.id}::text`,
+        .query<{ id: string; model: string; input_tokens: number; output_tokens: number }>(
+          sql`SELECT id, model, input_tokens, output_tokens FROM creative_build_variants WHERE build_id = ${task.id}::text`,
         );
-      expect(rows).toEqual([{ model: 'gpt-4o-mini', input_tokens: 142, output_tokens: 38 }]);
+      expect(rows).toEqual([{ id: (task.result as any).build_variant_id, model: 'gpt-4o-mini', input_tokens: 142, output_tokens: 38 }]);
     });
 
     test('a 503 or a 429 from the model is retried after a pause; the build completes', async () => {

@@ -2,7 +2,8 @@ import * as v from 'valibot';
 import { ProtocolError } from '../../../core/errors.ts';
 import { defineTask, type Json, type ResumeContext } from '../../../core/task.ts';
 import { GenerationError, type FormatDefinition, type ModelUsage } from '../../../core/ports/creative-generator.ts';
-import { recordUsage } from '../usage.ts';
+import { accountOf, buildVariantId, recordVariants, type BuildVariant } from '../build-variants.ts';
+import type { AccountRef } from '../../../lib/adcp/request-fields.ts';
 import type { BrandIdentity } from '../../../core/ports/brand-lookup.ts';
 import { domainSchema } from '../../../lib/domain.ts';
 import { formatIdIssueCode, formatIdSchema, type FormatIdInput } from '../format-id.ts';
@@ -56,6 +57,9 @@ interface BuildPlan {
   seeds: Record<string, Json>;
   brief: Brief;
   macroValues?: Record<string, string>;
+  /** Who the produced creatives (build variants) belong to: the caller's organization, the account the build named. */
+  owner: string;
+  account: AccountRef | null;
 }
 
 // Generation inputs travel in the manifest but are not creative assets.
@@ -90,12 +94,13 @@ async function runBuild(
   const targets = await resolveFormats(ctx, plan.targets);
   const files = new HostedFiles(ctx.publicUrl, scope);
   const manifests: Json[] = [];
+  const leaves: BuildVariant[] = [];
   for (const [i, target] of targets.entries()) {
     await onTarget?.(i, targets.length, target.definition);
     const { field } = plan.targets[i]!;
     let assets: Json;
+    let usage: ModelUsage | undefined;
     try {
-      let usage: ModelUsage | undefined;
       ({ assets, usage } = await ctx.generator.generate({
         mode: plan.mode,
         format: target.definition,
@@ -109,7 +114,6 @@ async function runBuild(
         seeds: plan.seeds,
         host: files.host,
       }));
-      if (usage) await recordUsage(ctx.db, { scope, formatId: target.definition.format_id.id, usage, at: ctx.clock.now() });
     } catch (error) {
       throw generationFailure(error, field, target.definition);
     }
@@ -132,8 +136,19 @@ async function runBuild(
     const b = brandRef(brand);
     if (b) manifest.brand = b;
     manifests.push(manifest);
+    const leaf = { id: buildVariantId(scope, i), owner: plan.owner, account: plan.account, build_id: scope, position: i, format_id: ref.id };
+    leaves.push(usage ? { ...leaf, usage } : leaf);
   }
-  const body: Json = plan.multi ? { creative_manifests: manifests } : { creative_manifest: manifests[0] };
+  let body: Json = plan.multi ? { creative_manifests: manifests } : { creative_manifest: manifests[0] };
+  // A build queued before leaves were recorded names no owner: it answers without ids.
+  if (plan.owner) {
+    await recordVariants(ctx.db, leaves, ctx.clock.now());
+    // Each produced creative's leaf id, what report_usage takes as its creative_id (AdCP 3.1 build_variant_id:
+    // defined on the single-format answer; a multi-format answer defines none, so each manifest carries its
+    // own, as an additional property both versions allow).
+    if (plan.multi) body = { creative_manifests: manifests.map((m, i) => ({ ...m, build_variant_id: leaves[i]!.id })) };
+    else body.build_variant_id = leaves[0]!.id;
+  }
   if (files.files.length) {
     const now = ctx.clock.now();
     const expiresAt = new Date(now.getTime() + ctx.assetTtlMs);
@@ -163,7 +178,7 @@ async function resolveBrand(ctx: CreativeContext, brief: Brief): Promise<BrandId
 }
 
 /** Validate everything a build can check before it runs; nothing is written on failure. */
-async function plan(ctx: CreativeContext, input: BuildInput): Promise<BuildPlan> {
+async function plan(ctx: CreativeContext, input: BuildInput, owner: string): Promise<BuildPlan> {
   const targets = input.target_format_ids
     ? input.target_format_ids.map((ref, i) => ({ ref, field: `target_format_ids[${i}]` }))
     : [{ ref: input.target_format_id!, field: 'target_format_id' }];
@@ -214,7 +229,16 @@ async function plan(ctx: CreativeContext, input: BuildInput): Promise<BuildPlan>
     }
     delete brief.lookupDomain;
   }
-  return { mode, targets, multi: !!input.target_format_ids, seeds, brief, ...(input.macro_values ? { macroValues: input.macro_values } : {}) };
+  return {
+    mode,
+    targets,
+    multi: !!input.target_format_ids,
+    seeds,
+    brief,
+    ...(input.macro_values ? { macroValues: input.macro_values } : {}),
+    owner,
+    account: accountOf(input.account),
+  };
 }
 
 /** build_creative of a library creative: its serving tag (one manifest per target format) for the placement. */
@@ -250,7 +274,7 @@ export function buildCreativeTask(ctx: CreativeContext) {
   return defineTask({
     name: 'build_creative',
     description:
-      'Generate a creative (message, brand {domain} or promoted_offerings, offerings) or transform a complete manifest into target_format_id / target_format_ids. Generation runs as an asynchronous task: submitted, working with progress, completed with creative_manifest(s). With creative_id (and media_buy_id, package_id): the serving tag of a library creative, with impression and click trackers.',
+      'Generate a creative (message, brand {domain} or promoted_offerings, offerings) or transform a complete manifest into target_format_id / target_format_ids. Generation runs as an asynchronous task: submitted, working with progress, completed with creative_manifest(s), each produced creative named by a build_variant_id (the creative_id report_usage takes). With creative_id (and media_buy_id, package_id): the serving tag of a library creative, with impression and click trackers.',
     protocol: 'creative',
     mutating: true,
     errorShape: 'creative',
@@ -258,7 +282,7 @@ export function buildCreativeTask(ctx: CreativeContext) {
     input: buildInput,
     async handler({ input, principal, idempotency, task, clock }) {
       if (input.creative_id !== undefined) return buildServingTag(ctx, input, principal.orgId, clock.now());
-      const p = await plan(ctx, input);
+      const p = await plan(ctx, input, principal.orgId);
       // Answered at once unless something slow is involved (AdCP 3.1: the submitted envelope is for
       // builds that "cannot be confirmed before the response"; 3.0.6 build responses have no such
       // branch): a slow generator, a brand registry over the network, or a test agent's delay.

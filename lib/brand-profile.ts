@@ -1,11 +1,4 @@
-import type {
-  BrandLogo,
-  BrandPortfolio,
-  BrandProfile,
-  PortfolioBrand,
-  PortfolioProperty,
-  PortfolioTrademark,
-} from '../core/ports/brand-profiles.ts';
+import type { BrandLogo, BrandPortfolio, BrandProfile, PortfolioBrand, PortfolioProperty, PortfolioTrademark } from '../core/ports/brand-profiles.ts';
 import { tryNormalizeDomain } from './domain.ts';
 import { normalizeHexColor } from './brand-identity.ts';
 
@@ -156,7 +149,9 @@ function trademarks(v: unknown): PortfolioTrademark[] {
     if (licensor && trademark.license_type === 'licensed_in') trademark.licensor_domain = licensor;
     const countries = strings(t.countries, 250).filter((c) => /^[A-Za-z]{2}$/.test(c));
     if (countries.length) trademark.countries = countries.map((c) => c.toUpperCase());
-    const classes = Array.isArray(t.nice_classes) ? t.nice_classes.filter((n: unknown) => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 45) : [];
+    const classes = Array.isArray(t.nice_classes)
+      ? t.nice_classes.filter((n: unknown) => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 45)
+      : [];
     if (classes.length) trademark.nice_classes = classes.slice(0, 45);
     out.push(trademark);
   }

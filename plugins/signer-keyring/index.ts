@@ -53,7 +53,7 @@ export default definePlugin({
       const response = responseKeys.revocations();
       return {
         keyids: [...new Set([...webhook.keyids, ...response.keyids])],
-        updatedAt: response.updatedAt > webhook.updatedAt ? response.updatedAt : webhook.updatedAt,
+        updatedAt: new Date(Math.max(response.updatedAt.getTime(), webhook.updatedAt.getTime())),
       };
     };
     http.add(
@@ -61,9 +61,12 @@ export default definePlugin({
         method: 'GET',
         path: '/.well-known/jwks.json',
         handle: () =>
-          Response.json({ keys: [...keyring.jwks().keys, ...responseSigner.jwks().keys] }, {
-            headers: { 'cache-control': `public, max-age=${o.jwksMaxAgeSeconds}`, 'content-type': 'application/jwk-set+json' },
-          }),
+          Response.json(
+            { keys: [...keyring.jwks().keys, ...responseSigner.jwks().keys] },
+            {
+              headers: { 'cache-control': `public, max-age=${o.jwksMaxAgeSeconds}`, 'content-type': 'application/jwk-set+json' },
+            },
+          ),
       },
       {
         method: 'GET',

@@ -12,13 +12,14 @@ import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import restHost from '../../hosts/rest/index.ts';
 import restTasks from '../../hosts/rest/tasks.ts';
 import mcpHost from '../../hosts/mcp/index.ts';
+import a2aHost from '../../hosts/a2a/index.ts';
 import rateLimit from '../../plugins/rate-limit/index.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import { loopbackResolver, TEST_CERT } from '../support/loopback.ts';
 import { startTlsFront } from '../support/tls-front.ts';
 import { canonicalJson } from '../../lib/canonical-json.ts';
 import { forEachDatabase } from '../support/db.ts';
-import { clientFor, type Body } from '../support/agent.ts';
+import { clientFor, type Body, type HostName } from '../support/agent.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { bothVersionsErrors } from '../support/schemas.ts';
 import { newKey } from '../support/principals.ts';
@@ -111,6 +112,7 @@ forEachDatabase<TestServer>(
         brandAgent({ brands: BRANDS }),
         restTasks(),
         mcpHost(),
+        a2aHost(),
       ],
       { env: { PROTOCOL_NAMESPACE: 'adcp' } },
     );
@@ -120,7 +122,7 @@ forEachDatabase<TestServer>(
   (s) => s.close(),
   (get) => {
     /** One claim, anonymously (caller identity `anonymous` in the request hash); the signed payload checked; returns body and payload. */
-    const verify = async (args: Record<string, any>, host: 'rest' | 'mcp' = 'rest') => {
+    const verify = async (args: Record<string, any>, host: HostName = 'rest') => {
       const c = await clientFor(host, get(), null);
       const r = await c.call('verify_brand_claim', args);
       await c.close();
@@ -152,9 +154,11 @@ forEachDatabase<TestServer>(
       expect(fromLeaf.payload!.brand_domain).toBe('trail.example');
     });
 
-    test('parent: the leaf confirms its house and disputes another; over MCP too', async () => {
-      const house = await verify({ brand_id: 'trail_gear', claim_type: 'parent', claim: { parent_domain: HOUSE } }, 'mcp');
-      expect(house.body).toMatchObject({ claim_type: 'parent', verification_status: 'owned', details: { house_domain: HOUSE } });
+    test('parent: the leaf confirms its house (over each host) and disputes another', async () => {
+      for (const host of ['rest', 'mcp', 'a2a'] as const) {
+        const house = await verify({ brand_id: 'trail_gear', claim_type: 'parent', claim: { parent_domain: HOUSE } }, host);
+        expect(house.body).toMatchObject({ claim_type: 'parent', verification_status: 'owned', details: { house_domain: HOUSE } });
+      }
       const other = await verify({ brand_id: 'trail_gear', claim_type: 'parent', claim: { parent_domain: 'acme.example', claimant_says: 'we own them' } });
       expect(other.body).toMatchObject({ verification_status: 'disputed', details: { house_domain: HOUSE } });
     });

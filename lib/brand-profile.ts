@@ -158,8 +158,15 @@ function trademarks(v: unknown): PortfolioTrademark[] {
   return out;
 }
 
-/** The house portfolio of a brand.json house document (`house` object with brands[] and/or brand_refs[]), else undefined. */
+/**
+ * The house portfolio of a brand.json house document (`house` object with brands[] and/or brand_refs[]);
+ * a house redirect (`house: "domain"`) gives only the house it names. Else undefined.
+ */
 function portfolio(doc: Obj): BrandPortfolio | undefined {
+  if (typeof doc.house === 'string') {
+    const house = domainOf(doc.house);
+    return house ? { house_domain: house, brands: [], trademarks: [] } : undefined;
+  }
   const houseDomain = domainOf(doc.house?.domain);
   if (!houseDomain) return undefined;
   const brands: PortfolioBrand[] = [];
@@ -200,7 +207,7 @@ export function brandProfile(domain: string, source: string, data: BrandEntryDat
   const brand = doc ? brandOf(doc, domain) : undefined;
   const names = localizedNames(brand?.names);
   const name = (names[0] ? Object.values(names[0])[0] : undefined) ?? str(data.brand_name, 200) ?? domain;
-  const houseDomain = str(doc?.house?.domain, 253) ?? data.house_domain ?? domain;
+  const houseDomain = str(doc?.house?.domain, 253) ?? (typeof doc?.house === 'string' ? str(doc.house, 253) : undefined) ?? data.house_domain ?? domain;
   const profile: BrandProfile = {
     domain,
     source,

@@ -113,11 +113,26 @@ function trademark(domain: string, brandId: string | undefined, p: BrandPortfoli
 }
 
 /**
- * The answer of one represented brand to a claim, from its authoritative brand.json as the registry
- * holds it. Without one (no registry entry, or community data only) the brand has no position: `unknown`.
+ * The portfolio a brand's claims are answered from: its own brand.json's, or, when that names a house
+ * without listing the brand (a house redirect), the house's portfolio if it lists the brand back: both
+ * sides assert the tie. `get` reads a domain's profile from the registry.
  */
-export function answerClaim(domain: string, brandId: string | undefined, profile: BrandProfile | null, claim: Claim): ClaimAnswer {
-  const p = profile?.portfolio;
+export async function portfolioOf(
+  domain: string,
+  profile: BrandProfile | null,
+  get: (domain: string) => Promise<BrandProfile | null>,
+): Promise<BrandPortfolio | undefined> {
+  const own = profile?.portfolio;
+  if (!own || own.house_domain === domain || own.brands.some((b) => b.domains.includes(domain))) return own;
+  const house = (await get(own.house_domain))?.portfolio;
+  return house?.house_domain === own.house_domain && house.brands.some((b) => b.domains.includes(domain)) ? house : own;
+}
+
+/**
+ * The answer of one represented brand to a claim, from the portfolio of its authoritative brand.json as the
+ * registry holds it. Without one (no registry entry, or community data only) the brand has no position: `unknown`.
+ */
+export function answerClaim(domain: string, brandId: string | undefined, p: BrandPortfolio | undefined, claim: Claim): ClaimAnswer {
   if (!p) return { verification_status: 'unknown', context_note: `The registry holds no brand.json portfolio for ${domain}.` };
   switch (claim.claim_type) {
     case 'subsidiary':

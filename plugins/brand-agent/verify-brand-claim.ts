@@ -1,13 +1,13 @@
 import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
-import type { BrandProfile, BrandProfilesPort } from '../../core/ports/brand-profiles.ts';
+import type { BrandPortfolio, BrandProfilesPort } from '../../core/ports/brand-profiles.ts';
 import type { ResponseSignerPort } from '../../core/ports/signer.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { Logger } from '../../core/log.ts';
 import { timestamp, versionFields } from '../../lib/adcp/request-fields.ts';
 import { signResponsePayload } from '../../lib/signer/response-jws.ts';
-import { answerClaim, isAffirmative, type Claim, type ClaimAnswer } from './claims.ts';
+import { answerClaim, isAffirmative, portfolioOf, type Claim, type ClaimAnswer } from './claims.ts';
 import type { RepresentedBrand } from './get-brand-identity.ts';
 
 const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
@@ -105,14 +105,14 @@ async function answer(deps: ClaimTaskDeps, claims: readonly Claim[], brandId: st
   if (!candidates.length) throw new ProtocolError('REFERENCE_NOT_FOUND', 'This agent represents no brand', { status: 404 });
   let best: { domain: string; answers: ClaimAnswer[]; score: number } | null = null;
   for (const brand of candidates) {
-    let profile: BrandProfile | null;
+    let portfolio: BrandPortfolio | undefined;
     try {
-      profile = await deps.profiles.get(brand.domain);
+      portfolio = await portfolioOf(brand.domain, await deps.profiles.get(brand.domain), (d) => deps.profiles.get(d));
     } catch (error) {
       deps.logger.warn({ err: error, domain: brand.domain }, 'brand registry could not be asked');
       throw new ProtocolError('SERVICE_UNAVAILABLE', 'The brand registry cannot be reached; retry later', { status: 503, recovery: 'transient' });
     }
-    const answers = claims.map((c) => answerClaim(brand.domain, brand.brand_id, profile, c));
+    const answers = claims.map((c) => answerClaim(brand.domain, brand.brand_id, portfolio, c));
     const score = answers.filter(isAffirmative).length;
     if (!best || score > best.score) best = { domain: brand.domain, answers, score };
   }

@@ -26,7 +26,7 @@ import { newKey } from '../support/principals.ts';
 
 const TOKEN = 'brand-claims-test-token-0123456789';
 const HOUSE = 'trail-holdings.example';
-const BRANDS = [{ domain: HOUSE }, { domain: 'trail.example', brand_id: 'trail_gear' }, { domain: 'bean.example' }];
+const BRANDS = [{ domain: HOUSE }, { domain: 'trail.example', brand_id: 'trail_gear' }, { domain: 'bean.example' }, { domain: 'peak.example' }];
 
 /** The house portfolio (stored for the house and, as its brand.json, for the leaf): inline brand, a brand_ref, properties, marks. */
 const PORTFOLIO = {
@@ -47,6 +47,8 @@ const PORTFOLIO = {
         { registry: 'USPTO', number: '1111', mark: 'OLD TRAIL', status: 'expired' },
       ],
     },
+    // Its domain publishes a house redirect: its data is here.
+    { id: 'peak_gear', url: 'https://peak.example', names: [{ en: 'Peak Gear' }], properties: [{ type: 'website', identifier: 'peak.example' }] },
   ],
   brand_refs: [{ domain: 'summit.example', brand_id: 'summit', effective_at: '2025-01-01T00:00:00Z' }],
   trademarks: [{ registry: 'USPTO', number: '7000001', mark: 'TRAIL HOLDINGS' }],
@@ -57,6 +59,7 @@ async function seedRegistry(server: TestServer): Promise<void> {
   await server.deployment.get(Database).transaction(async (tx) => {
     await records.record(tx, HOUSE, PORTFOLIO);
     await records.record(tx, 'trail.example', PORTFOLIO);
+    await records.record(tx, 'peak.example', { house: HOUSE });
   });
   const { key } = await newKey(server.deployment);
   const saved = await server.fetch('/api/brands/save', {
@@ -159,6 +162,18 @@ forEachDatabase<TestServer>(
         const house = await verify({ brand_id: 'trail_gear', claim_type: 'parent', claim: { parent_domain: HOUSE } }, host);
         expect(house.body).toMatchObject({ claim_type: 'parent', verification_status: 'owned', details: { house_domain: HOUSE } });
       }
+      // A house redirect names the parent; the house's portfolio, listing the brand back, holds its properties.
+      const redirect = await verify({ brand_id: 'peak.example', claim_type: 'parent', claim: { parent_domain: HOUSE } });
+      expect(redirect.body).toMatchObject({ verification_status: 'owned', details: { house_domain: HOUSE } });
+      expect(redirect.payload!.brand_domain).toBe('peak.example');
+      const peakSite = await verify({ brand_id: 'peak.example', claim_type: 'property', claim: { property: { type: 'website', identifier: 'peak.example' } } });
+      expect(peakSite.body).toMatchObject({ verification_status: 'owned', details: { brand_id: 'peak_gear' } });
+      const notPeaks = await verify({
+        brand_id: 'peak.example',
+        claim_type: 'property',
+        claim: { property: { type: 'website', identifier: 'trail.example' } },
+      });
+      expect(notPeaks.body.verification_status).toBe('not_ours');
       const other = await verify({ brand_id: 'trail_gear', claim_type: 'parent', claim: { parent_domain: 'acme.example', claimant_says: 'we own them' } });
       expect(other.body).toMatchObject({ verification_status: 'disputed', details: { house_domain: HOUSE } });
     });

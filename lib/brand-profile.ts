@@ -1,4 +1,5 @@
-import type { BrandLogo, BrandProfile } from '../core/ports/brand-profiles.ts';
+import type { BrandLogo, BrandPortfolio, BrandProfile, PortfolioBrand, PortfolioProperty, PortfolioTrademark } from '../core/ports/brand-profiles.ts';
+import { tryNormalizeDomain } from './domain.ts';
 import { normalizeHexColor } from './brand-identity.ts';
 
 const LOGO_ENUMS = {
@@ -95,17 +96,96 @@ function tagline(v: unknown): string | undefined {
     ?.slice(0, 500);
 }
 
+const host = (u: unknown) => {
+  try {
+    return typeof u === 'string' ? new URL(u).hostname.replace(/^www\./, '') : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
 /** The brand of a brand.json document a domain stands for: the one naming the domain, else the first. */
 function brandOf(doc: Obj, domain: string): Obj | undefined {
   const brands: Obj[] = Array.isArray(doc.brands) ? doc.brands.filter(isObj) : [];
-  const host = (u: unknown) => {
-    try {
-      return typeof u === 'string' ? new URL(u).hostname.replace(/^www\./, '') : undefined;
-    } catch {
-      return undefined;
-    }
-  };
   return brands.find((b) => (Array.isArray(b.domains) && b.domains.includes(domain)) || host(b.url) === domain) ?? brands[0];
+}
+
+const PROPERTY_TYPES = ['website', 'mobile_app', 'ctv_app', 'desktop_app', 'dooh', 'podcast', 'radio', 'streaming_audio'];
+const RELATIONSHIPS = ['owned', 'direct', 'delegated', 'ad_network'];
+const MARK_STATUSES = ['active', 'pending', 'abandoned', 'cancelled', 'expired'];
+const LICENSE_TYPES = ['owned', 'licensed_in', 'licensed_out'];
+const MAX_ITEMS = 500;
+const objects = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj).slice(0, MAX_ITEMS) : []);
+const domainOf = (v: unknown) => (typeof v === 'string' ? (tryNormalizeDomain(v) ?? undefined) : undefined);
+
+function properties(v: unknown): PortfolioProperty[] {
+  const out: PortfolioProperty[] = [];
+  for (const p of objects(v)) {
+    const identifier = str(p.identifier, 2048);
+    if (!PROPERTY_TYPES.includes(p.type) || !identifier) continue;
+    const property: PortfolioProperty = { type: p.type, identifier, relationship: RELATIONSHIPS.includes(p.relationship) ? p.relationship : 'owned' };
+    if (str(p.store, 50)) property.store = str(p.store, 50);
+    if (typeof p.region === 'string' && /^([A-Z]{2}|global)$/.test(p.region)) property.region = p.region;
+    out.push(property);
+  }
+  return out;
+}
+
+function trademarks(v: unknown): PortfolioTrademark[] {
+  const out: PortfolioTrademark[] = [];
+  for (const t of objects(v)) {
+    const registry = str(t.registry, 50);
+    const number = str(t.number, 100);
+    const mark = str(t.mark, 200);
+    if (!registry || !number || !mark) continue;
+    const trademark: PortfolioTrademark = {
+      registry,
+      number,
+      mark,
+      status: MARK_STATUSES.includes(t.status) ? t.status : 'active',
+      license_type: LICENSE_TYPES.includes(t.license_type) ? t.license_type : 'owned',
+    };
+    const licensor = domainOf(t.licensor_domain);
+    if (licensor && trademark.license_type === 'licensed_in') trademark.licensor_domain = licensor;
+    const countries = strings(t.countries, 250).filter((c) => /^[A-Za-z]{2}$/.test(c));
+    if (countries.length) trademark.countries = countries.map((c) => c.toUpperCase());
+    const classes = Array.isArray(t.nice_classes)
+      ? t.nice_classes.filter((n: unknown) => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 45)
+      : [];
+    if (classes.length) trademark.nice_classes = classes.slice(0, 45);
+    out.push(trademark);
+  }
+  return out;
+}
+
+/**
+ * The house portfolio of a brand.json house document (`house` object with brands[] and/or brand_refs[]);
+ * a house redirect (`house: "domain"`) gives only the house it names. Else undefined.
+ */
+function portfolio(doc: Obj): BrandPortfolio | undefined {
+  if (typeof doc.house === 'string') {
+    const house = domainOf(doc.house);
+    return house ? { house_domain: house, brands: [], trademarks: [] } : undefined;
+  }
+  const houseDomain = domainOf(doc.house?.domain);
+  if (!houseDomain) return undefined;
+  const brands: PortfolioBrand[] = [];
+  for (const b of objects(doc.brands)) {
+    const domains = [...new Set([host(b.url), ...strings(b.domains, 50)].map(domainOf).filter((d): d is string => !!d))];
+    const brand: PortfolioBrand = { domains, properties: properties(b.properties), trademarks: trademarks(b.trademarks) };
+    if (str(b.id, 128)) brand.brand_id = str(b.id, 128);
+    if (str(b.parent_brand, 128)) brand.parent_brand = str(b.parent_brand, 128);
+    brands.push(brand);
+  }
+  for (const r of objects(doc.brand_refs)) {
+    const domain = domainOf(r.domain);
+    if (!domain) continue;
+    const brand: PortfolioBrand = { domains: [domain], properties: [], trademarks: [], ref: {} };
+    if (str(r.brand_id, 128)) brand.brand_id = str(r.brand_id, 128);
+    if (typeof r.effective_at === 'string' && !Number.isNaN(Date.parse(r.effective_at))) brand.ref = { effective_at: r.effective_at };
+    brands.push(brand);
+  }
+  return { house_domain: houseDomain, brands, trademarks: trademarks(doc.trademarks) };
 }
 
 /** The registry's stored entry data (brand_name, keller_type, house_domain, brand_manifest). */
@@ -127,7 +207,7 @@ export function brandProfile(domain: string, source: string, data: BrandEntryDat
   const brand = doc ? brandOf(doc, domain) : undefined;
   const names = localizedNames(brand?.names);
   const name = (names[0] ? Object.values(names[0])[0] : undefined) ?? str(data.brand_name, 200) ?? domain;
-  const houseDomain = str(doc?.house?.domain, 253) ?? data.house_domain ?? domain;
+  const houseDomain = str(doc?.house?.domain, 253) ?? (typeof doc?.house === 'string' ? str(doc.house, 253) : undefined) ?? data.house_domain ?? domain;
   const profile: BrandProfile = {
     domain,
     source,
@@ -151,5 +231,7 @@ export function brandProfile(domain: string, source: string, data: BrandEntryDat
   if (t) profile.tone = t;
   const tag = tagline(brand?.tagline ?? manifest.tagline);
   if (tag) profile.tagline = tag;
+  const houses = doc ? portfolio(doc) : undefined;
+  if (houses) profile.portfolio = houses;
   return profile;
 }

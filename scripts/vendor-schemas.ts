@@ -47,6 +47,8 @@ const REQUESTS = [
   'brand/update-rights-request.json',
   'brand/creative-approval-request.json',
   'brand/search-brands-request.json',
+  'brand/verify-brand-claim-request.json',
+  'brand/verify-brand-claims-request.json',
   'account/sync-governance-request.json',
   'sponsored-intelligence/si-get-offering-request.json',
   'sponsored-intelligence/si-initiate-session-request.json',

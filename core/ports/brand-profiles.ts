@@ -11,6 +11,50 @@ export interface BrandLogo {
   height?: number;
 }
 
+/** A property of a brand.json brand (`properties[]`). */
+export interface PortfolioProperty {
+  type: string;
+  identifier: string;
+  store?: string;
+  region?: string;
+  /** `owned` (default), `direct`, `delegated` or `ad_network`. */
+  relationship: string;
+}
+
+/** A registered trademark of a brand.json house or brand (`trademarks[]`). */
+export interface PortfolioTrademark {
+  registry: string;
+  number: string;
+  mark: string;
+  /** `active` (default), `pending`, `abandoned`, `cancelled`, `expired`. */
+  status: string;
+  /** `owned` (default), `licensed_in`, `licensed_out`. */
+  license_type: string;
+  licensor_domain?: string;
+  countries?: string[];
+  nice_classes?: number[];
+}
+
+/** A brand of a house portfolio: inline (`brands[]`, data here) or a pointer (`brand_refs[]`, data at its domain). */
+export interface PortfolioBrand {
+  brand_id?: string;
+  /** Domains the brand stands for (its url's host, `domains[]`, a ref's domain), ASCII lower-case. */
+  domains: string[];
+  parent_brand?: string;
+  properties: PortfolioProperty[];
+  trademarks: PortfolioTrademark[];
+  /** Present for `brand_refs[]` entries: when the house established the ownership claim. */
+  ref?: { effective_at?: string };
+}
+
+/** The house portfolio of an authoritative brand.json: what verification questions are answered from. */
+export interface BrandPortfolio {
+  house_domain: string;
+  brands: PortfolioBrand[];
+  /** House-level (corporate) trademarks. */
+  trademarks: PortfolioTrademark[];
+}
+
 /**
  * Everything the registry knows of a brand's identity, from its brand.json (authoritative), a
  * community or enriched entry's `brand_manifest`, in the shape of get-brand-identity-response.
@@ -36,6 +80,8 @@ export interface BrandProfile {
   fonts?: Record<string, unknown>;
   tone?: { voice?: string; attributes?: string[]; dos?: string[]; donts?: string[] };
   tagline?: string;
+  /** The house portfolio, when the source is an authoritative brand.json (absent for community data). */
+  portfolio?: BrandPortfolio;
 }
 
 /**

@@ -2,6 +2,9 @@ import { token } from '../token.ts';
 
 export type SignatureAlg = 'ed25519' | 'ecdsa-p256-sha256';
 
+/** What a key signs; published as the JWK's `{ns}_use` so verifiers refuse a key used out of purpose. */
+export type KeyPurpose = 'webhook-signing' | 'response-signing';
+
 /** A public JWK as published in a JWKS. */
 export type PublicJwk = JsonWebKey & { kid: string; alg?: string; use?: string; key_ops?: string[]; [extra: string]: unknown };
 
@@ -30,3 +33,20 @@ export interface SignerPort {
 }
 
 export const Signer = token<SignerPort>('core.signer');
+
+/**
+ * Response-signing keys (`{ns}_use: "response-signing"`), distinct from the webhook keys: they sign
+ * designated task answers (the payload-envelope JWS of verify_brand_claim). A feature that signs
+ * calls `enable()` in its init; the deployment then keeps an active key (generated at first start,
+ * rotated like the webhook keys) and publishes it beside them in `/.well-known/jwks.json`.
+ * Deployments where no feature enables it publish no response-signing key.
+ */
+export interface ResponseSignerPort {
+  enable(): void;
+  /** The active key; throws before start or when not enabled. */
+  active(): SigningKey;
+  /** Published response-signing keys (revoked ones excluded). */
+  jwks(): { keys: PublicJwk[] };
+}
+
+export const ResponseSigner = token<ResponseSignerPort>('core.response-signer');

@@ -1,5 +1,5 @@
 import { importPKCS8, exportJWK } from 'jose';
-import type { PublicJwk, SignatureAlg, SigningKey } from '../../core/ports/signer.ts';
+import type { KeyPurpose, PublicJwk, SignatureAlg, SigningKey } from '../../core/ports/signer.ts';
 
 /** WebCrypto parameters per protocol algorithm name. */
 const PARAMS: Record<SignatureAlg, { gen: EcKeyGenParams | Algorithm; sign: Algorithm | EcdsaParams; jose: string }> = {
@@ -16,11 +16,11 @@ export function algOfJwk(jwk: JsonWebKey): SignatureAlg | null {
   return null;
 }
 
-/** The public half of a private JWK, shaped for a JWKS with the protocol's key-use member. */
-export function publicJwkOf(privateJwk: JsonWebKey, kid: string, alg: SignatureAlg, namespace: string): PublicJwk {
+/** The public half of a private JWK, shaped for a JWKS with the protocol's key-use member (`{ns}_use`: its purpose). */
+export function publicJwkOf(privateJwk: JsonWebKey, kid: string, alg: SignatureAlg, namespace: string, purpose: KeyPurpose = 'webhook-signing'): PublicJwk {
   const out: PublicJwk = { kty: privateJwk.kty, crv: privateJwk.crv, x: privateJwk.x, kid, alg: joseAlg(alg), use: 'sig', key_ops: ['verify'] };
   if (privateJwk.y) out.y = privateJwk.y;
-  out[`${namespace}_use`] = 'webhook-signing';
+  out[`${namespace}_use`] = purpose;
   return out;
 }
 
@@ -38,7 +38,13 @@ export async function pemToPrivateJwk(pem: string, alg: SignatureAlg): Promise<J
 }
 
 /** A signing key over a private JWK; signatures are raw bytes (P-256: r||s as WebCrypto produces). */
-export async function signingKeyFrom(privateJwk: JsonWebKey, kid: string, alg: SignatureAlg, namespace: string): Promise<SigningKey> {
+export async function signingKeyFrom(
+  privateJwk: JsonWebKey,
+  kid: string,
+  alg: SignatureAlg,
+  namespace: string,
+  purpose: KeyPurpose = 'webhook-signing',
+): Promise<SigningKey> {
   if (algOfJwk(privateJwk) !== alg || !privateJwk.d) throw new Error(`key ${kid}: not a private ${alg} JWK`);
   const { key_ops: _ops, ext: _ext, alg: _alg, use: _use, ...bare } = privateJwk as JsonWebKey & Record<string, unknown>;
   const key = await crypto.subtle.importKey('jwk', bare as JsonWebKey, PARAMS[alg].gen as any, false, ['sign']);
@@ -46,7 +52,7 @@ export async function signingKeyFrom(privateJwk: JsonWebKey, kid: string, alg: S
   return {
     keyid: kid,
     alg,
-    publicJwk: publicJwkOf(privateJwk, kid, alg, namespace),
+    publicJwk: publicJwkOf(privateJwk, kid, alg, namespace, purpose),
     async sign(data) {
       return new Uint8Array(await crypto.subtle.sign(params as any, key, data as Uint8Array<ArrayBuffer>));
     },

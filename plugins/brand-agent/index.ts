@@ -17,6 +17,8 @@ import { createCatalogConversation } from './si/conversation.ts';
 import { forceSessionStatus } from './si/test-controls.ts';
 import { Clock } from '../../core/ports/clock.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
+import { ResponseSigner } from '../../core/ports/signer.ts';
+import { verifyBrandClaimTasks } from './verify-brand-claim.ts';
 
 const options = v.object({
   /** The brands this agent represents: a domain (the registry key), optionally with its brand.json brand id. */
@@ -28,13 +30,15 @@ const options = v.object({
   registryUrl: v.optional(v.pipe(v.string(), v.url('must be an absolute URL'))),
   /** http:// registry URLs (loopback tests with the crawler's allowlist); never in production. */
   allowHttpRegistry: v.optional(v.boolean(), false),
+  /** Lifetime of the signed_response of verify_brand_claim(s) (payload `exp` - `iat`). */
+  signedResponseTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(60), v.maxValue(86_400)), 3600),
   /** Sponsored intelligence: conversational offerings of the represented brands (each brand gets a default one). */
   si: v.optional(
     v.object({
       offerings: v.optional(v.array(offeringOption), []),
       /** A session with no message for this long ends (session_timeout). */
       sessionTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(60), v.maxValue(86_400)), 1800),
-      /** Where this agent is mounted below the public URL (the test agent's `/brand`), for the endpoint it advertises. */
+      /** Where this agent is mounted below the public URL (the test agent's `/brand`), for the endpoint it advertises and the `agent_url` of signed answers. */
       mount: v.optional(v.pipe(v.string(), v.regex(/^(\/[a-z0-9-]+)*$/, 'must be a path such as /brand')), ''),
     }),
     {},
@@ -42,7 +46,9 @@ const options = v.object({
 });
 
 /**
- * Brand agent: `get_brand_identity` for the brands it represents, sponsored-intelligence sessions
+ * Brand agent: `get_brand_identity` for the brands it represents, `verify_brand_claim(s)` answered from
+ * their brand.json and signed with the deployment's response-signing key (when a ResponseSigner is
+ * deployed: signer-keyring), sponsored-intelligence sessions
  * (`si_*` tasks, answered through the Conversation port or the built-in catalog conversation), from the registry's brand data
  * through the BrandProfiles port: the registry of the same deployment (registry-brands), or a
  * registry at a configured URL through the SSRF-guarded crawler.
@@ -57,11 +63,12 @@ export default definePlugin({
     crawler: optional(Crawler),
     conversation: optional(Conversation),
     controller: optional(TestController),
+    responseSigner: optional(ResponseSigner),
   },
   options,
   env: { BRAND_AGENT_BRANDS: { path: 'brands', type: 'csv' }, BRAND_REGISTRY_URL: 'registryUrl' },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, clock, tasks, profiles, crawler, conversation, controller }, kernel) {
+  init({ db, clock, tasks, profiles, crawler, conversation, controller, responseSigner }, kernel) {
     const o = kernel.options;
     let source = profiles;
     if (o.registryUrl) {
@@ -76,6 +83,22 @@ export default definePlugin({
     tasks.declareCapability({ protocol: 'brand', block: { brand: { rights: false } } });
 
     const si = o.si;
+    const base = `${(kernel.config.server.publicUrl ?? `http://localhost:${kernel.config.server.port}`).replace(/\/+$/, '')}${si.mount}`;
+    if (responseSigner) {
+      // Verification answers must be signed (signed_response is required): no response signer, no verify tasks.
+      responseSigner.enable();
+      tasks.add(
+        ...verifyBrandClaimTasks({
+          brands,
+          profiles: source,
+          signer: responseSigner,
+          clock,
+          logger: kernel.logger,
+          agentUrl: `${base}/mcp`,
+          ttlSeconds: o.signedResponseTtlSeconds,
+        }),
+      );
+    }
     const offerings = createOfferings(
       si.offerings,
       brands.map((b) => b.domain),
@@ -83,7 +106,6 @@ export default definePlugin({
     );
     tasks.add(...siTasks({ db, offerings, conversation: conversation ?? createCatalogConversation(), sessionTtlSeconds: si.sessionTtlSeconds }));
     controller?.register(forceSessionStatus(db, clock));
-    const base = `${(kernel.config.server.publicUrl ?? `http://localhost:${kernel.config.server.port}`).replace(/\/+$/, '')}${si.mount}`;
     tasks.declareCapability({
       protocol: 'sponsored_intelligence',
       block: {

@@ -26,7 +26,8 @@ export function createRegistryBrandProfiles(crawler: CrawlerPort, registryUrl: s
       if (typeof entry.brand_name !== 'string' || !entry.brand_name) throw new Error(`brand registry answer for ${domain} has no brand_name`);
       const canonical = typeof entry.canonical_domain === 'string' ? entry.canonical_domain : domain;
       const source = typeof entry.source === 'string' ? entry.source : 'community';
-      const document = source === 'brand_json' ? ((await get('/api/brands/brand-json', canonical))?.data ?? null) : null;
+      // Authoritative sources (crawled or registry-hosted brand.json) have a stored document.
+      const document = source === 'brand_json' || source === 'hosted' ? ((await get('/api/brands/brand-json', canonical))?.data ?? null) : null;
       return brandProfile(canonical, source, entry as { brand_name: string }, document);
     },
   };

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type * as v from 'valibot';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
-import type { PublicJwk, SignatureAlg, SignerPort, SigningKey } from '../../core/ports/signer.ts';
+import type { KeyPurpose, PublicJwk, SignatureAlg, SignerPort, SigningKey } from '../../core/ports/signer.ts';
 import type { SecretBoxPort } from '../../core/ports/secrets.ts';
 import { ConfigError } from '../../core/config.ts';
 import { algOfJwk, pemToPrivateJwk, signingKeyFrom } from '../../lib/signer/keys.ts';
@@ -25,6 +25,8 @@ interface KeyringDeps {
   name: string;
   alg: SignatureAlg;
   namespace: string;
+  /** Default webhook-signing; response-signing keys are always kept in the database (configured keys are webhook keys). */
+  purpose?: KeyPurpose;
   db: DatabasePort;
   clock: ClockPort;
   box: SecretBoxPort;
@@ -32,7 +34,8 @@ interface KeyringDeps {
 }
 
 /** The keys of one deployment: from configuration, or generated once and kept (sealed) in the database. */
-export function createKeyring({ name, alg, namespace: ns, db, clock, box, options: o }: KeyringDeps): ReloadableSigner {
+export function createKeyring({ name, alg, namespace: ns, purpose = 'webhook-signing', db, clock, box, options: o }: KeyringDeps): ReloadableSigner {
+  const configured = purpose === 'webhook-signing' && !!o.keys?.length;
   let state: State | null = null;
   const current = (): State => {
     if (!state) throw new Error(`${name}: keys are not loaded yet (the plugin has not started)`);
@@ -60,8 +63,8 @@ export function createKeyring({ name, alg, namespace: ns, db, clock, box, option
   };
 
   const fromDatabase = async (): Promise<State> => {
-    await ensureActiveKey(db, alg, ns, clock.now(), box);
-    const rows = await loadKeys(db, alg, box);
+    await ensureActiveKey(db, alg, ns, clock.now(), box, purpose);
+    const rows = await loadKeys(db, alg, box, purpose);
     const revokedRows = rows.filter((r) => r.status === 'revoked');
     const revoked = [...new Set([...revokedRows.map((r) => r.kid), ...o.revoked])];
     const activeRow = rows.find((r) => r.status === 'active')!;
@@ -69,7 +72,7 @@ export function createKeyring({ name, alg, namespace: ns, db, clock, box, option
     let active: SigningKey | null = null;
     for (const r of rows) {
       if (r.status === 'revoked' || revoked.includes(r.kid)) continue;
-      const key = await signingKeyFrom(r.private_jwk, r.kid, alg, ns);
+      const key = await signingKeyFrom(r.private_jwk, r.kid, alg, ns, purpose);
       published.push(key.publicJwk);
       if (r.kid === activeRow.kid) active = key;
     }
@@ -83,7 +86,7 @@ export function createKeyring({ name, alg, namespace: ns, db, clock, box, option
     jwks: () => ({ keys: current().published }),
     revocations: () => ({ keyids: current().revoked, updatedAt: current().revokedAt }),
     async reload() {
-      state = o.keys?.length ? await fromConfig() : await fromDatabase();
+      state = configured ? await fromConfig() : await fromDatabase();
     },
   };
 }

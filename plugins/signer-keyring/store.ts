@@ -1,6 +1,6 @@
 import { sql } from '../../core/sql.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
-import type { SignatureAlg } from '../../core/ports/signer.ts';
+import type { KeyPurpose, SignatureAlg } from '../../core/ports/signer.ts';
 import type { SecretBoxPort } from '../../core/ports/secrets.ts';
 import { generatePrivateJwk, newKid, publicJwkOf } from '../../lib/signer/keys.ts';
 
@@ -28,25 +28,33 @@ async function openJwk(stored: any, box?: SecretBoxPort): Promise<JsonWebKey> {
   return stored;
 }
 
-async function insertKey(tx: Queryable, alg: SignatureAlg, namespace: string, now: Date, box?: SecretBoxPort): Promise<string> {
+async function insertKey(tx: Queryable, alg: SignatureAlg, namespace: string, now: Date, box: SecretBoxPort | undefined, purpose: KeyPurpose): Promise<string> {
   const kid = newKid(alg, now);
   const jwk = await generatePrivateJwk(alg);
-  await tx.query(sql`INSERT INTO signer_keys (kid, alg, private_jwk, public_jwk, status)
-    VALUES (${kid}::text, ${alg}::text, ${await sealJwk(jwk, box)}::jsonb, ${publicJwkOf(jwk, kid, alg, namespace)}::jsonb, 'active')`);
+  await tx.query(sql`INSERT INTO signer_keys (kid, alg, purpose, private_jwk, public_jwk, status)
+    VALUES (${kid}::text, ${alg}::text, ${purpose}::text, ${await sealJwk(jwk, box)}::jsonb, ${publicJwkOf(jwk, kid, alg, namespace, purpose)}::jsonb, 'active')`);
   return kid;
 }
 
-/** Make sure one active key of `alg` exists, generating and persisting one on first start. */
-export async function ensureActiveKey(db: DatabasePort, alg: SignatureAlg, namespace: string, now: Date, box?: SecretBoxPort): Promise<void> {
+/** Make sure one active key of `alg` and `purpose` exists, generating and persisting one on first start. */
+export async function ensureActiveKey(
+  db: DatabasePort,
+  alg: SignatureAlg,
+  namespace: string,
+  now: Date,
+  box?: SecretBoxPort,
+  purpose: KeyPurpose = 'webhook-signing',
+): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.query(sql`SELECT pg_advisory_xact_lock(${KEYGEN_LOCK}::bigint)`);
-    const [row] = await tx.query(sql`SELECT kid FROM signer_keys WHERE alg = ${alg}::text AND status = 'active'`);
-    if (!row) await insertKey(tx, alg, namespace, now, box);
+    const [row] = await tx.query(sql`SELECT kid FROM signer_keys WHERE alg = ${alg}::text AND purpose = ${purpose}::text AND status = 'active'`);
+    if (!row) await insertKey(tx, alg, namespace, now, box, purpose);
   });
 }
 
-export async function loadKeys(db: Queryable, alg: SignatureAlg, box?: SecretBoxPort): Promise<StoredKey[]> {
-  const rows = await db.query<StoredKey>(sql`SELECT kid, alg, private_jwk, status, updated_at FROM signer_keys WHERE alg = ${alg}::text ORDER BY created_at`);
+export async function loadKeys(db: Queryable, alg: SignatureAlg, box?: SecretBoxPort, purpose: KeyPurpose = 'webhook-signing'): Promise<StoredKey[]> {
+  const rows = await db.query<StoredKey>(sql`SELECT kid, alg, private_jwk, status, updated_at FROM signer_keys
+    WHERE alg = ${alg}::text AND purpose = ${purpose}::text ORDER BY created_at`);
   return Promise.all(rows.map(async (r) => ({ ...r, private_jwk: await openJwk(r.private_jwk, box) })));
 }
 
@@ -54,18 +62,28 @@ export async function loadKeys(db: Queryable, alg: SignatureAlg, box?: SecretBox
  * Rotate: a new key becomes active, the previous active key stays published (receivers holding
  * in-flight webhooks signed with it can still verify). Returns the new key id.
  */
-export async function rotateKey(db: DatabasePort, alg: SignatureAlg, namespace: string, now: Date, box?: SecretBoxPort): Promise<string> {
+export async function rotateKey(
+  db: DatabasePort,
+  alg: SignatureAlg,
+  namespace: string,
+  now: Date,
+  box?: SecretBoxPort,
+  purpose: KeyPurpose = 'webhook-signing',
+): Promise<string> {
   return db.transaction(async (tx) => {
     await tx.query(sql`SELECT pg_advisory_xact_lock(${KEYGEN_LOCK}::bigint)`);
-    await tx.query(sql`UPDATE signer_keys SET status = 'published', updated_at = now() WHERE alg = ${alg}::text AND status = 'active'`);
-    return insertKey(tx, alg, namespace, now, box);
+    await tx.query(sql`UPDATE signer_keys SET status = 'published', updated_at = now()
+      WHERE alg = ${alg}::text AND purpose = ${purpose}::text AND status = 'active'`);
+    return insertKey(tx, alg, namespace, now, box, purpose);
   });
 }
 
 /** Revoke a key: withdrawn from the JWKS and listed as revoked. Revoking the active key rotates first. */
 export async function revokeKey(db: DatabasePort, kid: string, namespace: string, now: Date, box?: SecretBoxPort): Promise<void> {
-  const [row] = await db.query<{ alg: SignatureAlg; status: string }>(sql`SELECT alg, status FROM signer_keys WHERE kid = ${kid}::text`);
+  const [row] = await db.query<{ alg: SignatureAlg; status: string; purpose: KeyPurpose }>(
+    sql`SELECT alg, status, purpose FROM signer_keys WHERE kid = ${kid}::text`,
+  );
   if (!row) throw new Error(`unknown key ${kid}`);
-  if (row.status === 'active') await rotateKey(db, row.alg, namespace, now, box);
+  if (row.status === 'active') await rotateKey(db, row.alg, namespace, now, box, row.purpose);
   await db.query(sql`UPDATE signer_keys SET status = 'revoked', updated_at = now() WHERE kid = ${kid}::text`);
 }

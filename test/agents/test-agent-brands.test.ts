@@ -32,5 +32,34 @@ forEachDatabase<TestServer>(
       expect(bothVersionsErrors('brand/get-brand-identity-response.json', unknown.body)).toEqual([]);
       await brand.close();
     });
+
+    test('verify_brand_claim(s) on /brand/mcp answer from the sandbox brand.json, signed with the published response-signing key', async () => {
+      const brand = await mcpClient(get(), null, '/brand/mcp');
+      const parent = await brand.call('verify_brand_claim', {
+        brand_id: 'acme_outdoor',
+        claim_type: 'parent',
+        claim: { parent_domain: 'acme-holdings.example' },
+      });
+      expect(parent.body).toMatchObject({ claim_type: 'parent', verification_status: 'owned', details: { house_domain: 'acme-holdings.example' } });
+      expect(bothVersionsErrors('brand/verify-brand-claim-response.json', parent.body)).toEqual([]);
+      const batch = await brand.call('verify_brand_claims', {
+        brand_id: 'acme_outdoor',
+        claims: [
+          { claim_type: 'property', claim: { property: { type: 'website', identifier: 'acme-outdoor.example' } } },
+          { claim_type: 'trademark', claim: { mark: 'Acme Outdoor', countries: ['US'] } },
+          { claim_type: 'property', claim: { property: { type: 'website', identifier: 'nimbus-cola.example' } } },
+        ],
+      });
+      expect(batch.body.results.map((r: { status: string }) => r.status)).toEqual(['owned', 'owned', 'not_ours']);
+      expect(bothVersionsErrors('brand/verify-brand-claims-response.json', batch.body)).toEqual([]);
+      const jwks = (await (await get().fetch('/.well-known/jwks.json')).json()) as { keys: Array<Record<string, unknown>> };
+      for (const body of [parent.body, batch.body]) {
+        const { kid } = JSON.parse(Buffer.from(body.signed_response.protected, 'base64url').toString());
+        expect(jwks.keys.find((k) => k.kid === kid)?.adcp_use).toBe('response-signing');
+        expect(body.signed_response.payload.brand_domain).toBe('acme-outdoor.example');
+        expect(body.signed_response.payload.agent_url).toMatch(/\/brand\/mcp$/);
+      }
+      await brand.close();
+    });
   },
 );

@@ -76,6 +76,8 @@ const TOOLS: Record<string, string[]> = {
     ...COMMON,
     ...CONTROL,
     'get_brand_identity',
+    'verify_brand_claim',
+    'verify_brand_claims',
     'si_get_offering',
     'si_initiate_session',
     'si_send_message',

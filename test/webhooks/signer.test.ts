@@ -7,7 +7,8 @@ import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import type { ReloadableSigner } from '../../plugins/signer-keyring/keyring.ts';
 import { revokeKey, rotateKey } from '../../plugins/signer-keyring/store.ts';
 import { verifyKeyFrom, verifyRaw } from '../../lib/signer/keys.ts';
-import { Signer, type SignatureAlg } from '../../core/ports/signer.ts';
+import { ResponseSigner, Signer, type SignatureAlg } from '../../core/ports/signer.ts';
+import { definePlugin } from '../../core/plugin.ts';
 import { Database } from '../../core/ports/database.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
@@ -72,6 +73,60 @@ forEachDatabase(
         }
       }, 30_000);
     }
+
+    test('response-signing keys: kept and published only when a feature enables them, apart from the webhook keys', async () => {
+      const { adapter, schema } = get();
+      const enabler = definePlugin({
+        name: 'signs-responses',
+        deps: { responseSigner: ResponseSigner },
+        init({ responseSigner }) {
+          responseSigner.enable();
+        },
+      });
+      const plain = await startServer(adapter, `${schema}_resp`, [signerKeyring()], { env });
+      try {
+        const jwks = (await (await plain.fetch('/.well-known/jwks.json')).json()) as { keys: any[] };
+        expect(jwks.keys.map((k) => k.adcp_use)).toEqual(['webhook-signing']);
+        expect(() => plain.deployment.get(ResponseSigner).active()).toThrow(/not enabled/);
+      } finally {
+        await plain.close();
+      }
+      const first = await startServer(adapter, `${schema}_resp`, [signerKeyring(), enabler()], { env });
+      const second = await startServer(adapter, `${schema}_resp`, [signerKeyring(), enabler()], { env });
+      try {
+        const responses = first.deployment.get(ResponseSigner);
+        const webhooks = first.deployment.get(Signer) as ReloadableSigner;
+        const kid = responses.active().keyid;
+        expect(kid).not.toBe(webhooks.active().keyid);
+        expect(second.deployment.get(ResponseSigner).active().keyid).toBe(kid);
+        const jwks = (await (await first.fetch('/.well-known/jwks.json')).json()) as { keys: any[] };
+        expect(jwks.keys.find((k) => k.kid === kid)).toMatchObject({ use: 'sig', key_ops: ['verify'], adcp_use: 'response-signing' });
+        expect(jwks.keys.find((k) => k.kid === webhooks.active().keyid)?.adcp_use).toBe('webhook-signing');
+        const data = new TextEncoder().encode('payload');
+        expect(await verifyRaw(await verifyKeyFrom(responses.active().publicJwk, 'ed25519'), 'ed25519', await responses.active().sign(data), data)).toBe(true);
+        // Rotating one purpose leaves the other's active key alone; revoking a response key lists it.
+        const db = first.deployment.get(Database);
+        const webhookKid = webhooks.active().keyid;
+        const next = await rotateKey(db, 'ed25519', 'adcp', new Date(), undefined, 'response-signing');
+        await revokeKey(db, kid, 'adcp', new Date());
+        await webhooks.reload();
+        expect(webhooks.active().keyid).toBe(webhookKid);
+        await second.close();
+        const third = await startServer(adapter, `${schema}_resp`, [signerKeyring(), enabler()], { env });
+        try {
+          expect(third.deployment.get(ResponseSigner).active().keyid).toBe(next);
+          const after = (await (await third.fetch('/.well-known/jwks.json')).json()) as { keys: any[] };
+          expect(after.keys.map((k) => k.kid)).not.toContain(kid);
+          const rev = (await (await third.fetch('/.well-known/jwks-revocations.json')).json()) as any;
+          expect(rev.keyids).toContain(kid);
+        } finally {
+          await third.close();
+        }
+      } finally {
+        await first.close();
+        await second.close().catch(() => {});
+      }
+    }, 30_000);
 
     test('keys from configuration: a JWK and a PEM file; one active, revoked ones unpublished', async () => {
       const { adapter, schema } = get();

@@ -1,6 +1,7 @@
 import { expect, test } from 'bun:test';
 import { Crawler } from '../../core/ports/crawler.ts';
 import { Database } from '../../core/ports/database.ts';
+import { SearchSync } from '../../core/ports/search-sync.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { offlineCrawler, REGISTRY_TOKENS, registryPlugins } from '../support/registry.ts';
@@ -16,7 +17,13 @@ const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
  */
 forEachDatabase<{ s: TestServer; schema: string }>(
   'hostile input at the REST edge',
-  async (adapter, schema) => ({ s: await startServer(adapter, schema, registryPlugins(), { overrides: [[Crawler, offlineCrawler]] }), schema }),
+  async (adapter, schema) => {
+    const s = await startServer(adapter, schema, registryPlugins(), { overrides: [[Crawler, offlineCrawler]] });
+    // The start-up check of the search index writes its stamp: settle it before any fingerprint is taken.
+    await s.deployment.get(SearchSync).drain();
+    await s.deployment.scheduler.idle();
+    return { s, schema };
+  },
   async ({ s }) => s.close(),
   (get) => {
     const expectRefused = async (res: Response, field: string, status = 400) => {

@@ -1,14 +1,16 @@
 #!/usr/bin/env bun
 /**
- * Load generator run in its own process: `bun load.ts <url> <concurrency> <seconds> [method] [body]`.
+ * Load generator run in its own process: `bun load.ts <url> <concurrency> <seconds> [method] [body] [headers]`
+ * (headers: a JSON object, replacing the default `content-type: application/json` of a POST).
  * Prints one JSON line: {requests, errors, rps, p50_ms, p95_ms, p99_ms}.
  */
 export {};
-const [url, concurrencyArg = '64', secondsArg = '5', method = 'GET', body] = process.argv.slice(2);
-if (!url) throw new Error('usage: load.ts <url> [concurrency] [seconds] [method] [body]');
+const [url, concurrencyArg = '64', secondsArg = '5', method = 'GET', body, headersArg] = process.argv.slice(2);
+if (!url) throw new Error('usage: load.ts <url> [concurrency] [seconds] [method] [body] [headers]');
 const concurrency = Number(concurrencyArg);
 const seconds = Number(secondsArg);
-const init: RequestInit = method === 'GET' ? {} : { method, body, headers: { 'content-type': 'application/json' } };
+const headers: Record<string, string> | undefined = headersArg ? JSON.parse(headersArg) : undefined;
+const init: RequestInit = method === 'GET' ? { headers } : { method, body, headers: headers ?? { 'content-type': 'application/json' } };
 
 async function run(until: number, samples: number[] | null) {
   let errors = 0;

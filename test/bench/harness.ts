@@ -4,6 +4,8 @@ import { join } from 'node:path';
 
 export interface LoadResult {
   requests: number;
+  /** Requests of the unmeasured warm-up second before them. */
+  warmup_requests: number;
   errors: number;
   rps: number;
   p50_ms: number;
@@ -73,6 +75,13 @@ export async function load(
 /** The 1, 5 and 15 minute load averages (Linux /proc), to print beside figures taken on a shared machine. */
 export function loadAverage(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
+
+/** CPU time (user + system, all threads) a process has used so far, in ms (Linux /proc; the ticks are 1/100 s). */
+export function cpuMs(pid: number): number {
+  // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** Resident set size of a process in MB (Linux /proc). */

@@ -5,7 +5,8 @@
  * upstream), measured in one run. Both run under Bun on loopback, each in its own process; the
  * same tools/call body (the same headers) goes to each from a load generator in its own process
  * (load.ts), BENCH_CONCURRENCY connections, in BENCH_ROUNDS rounds of BENCH_SECONDS alternating
- * which agent goes first; the ratio is the median of the rounds' ratios. Ours is the agents'
+ * which agent goes first, after an unmeasured round each; the ratio is the median of the rounds'
+ * ratios, of req/s and of each server's CPU time per request (which the machine's load does not scale). Ours is the agents'
  * deployment of table.bench.ts (agents-server.ts) on Postgres when DATABASE_URL is set, else PGlite.
  * The example runs as its README says (`serve()` on PORT), with NODE_ENV=production (the SDK's
  * fastest setting: no AJV validation of requests or answers; BENCH_SDK_NODE_ENV=development measures
@@ -16,7 +17,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { load, loadAverage, rssMb, spawnServer, type LoadResult, type Spawned } from './harness.ts';
+import { cpuMs, load, loadAverage, rssMb, spawnServer, type LoadResult, type Spawned } from './harness.ts';
 
 const SDK_DIR = join(import.meta.dir, '../../conformance/node_modules/@adcp/sdk');
 const EXAMPLE = join(SDK_DIR, 'examples/signals-agent.ts');
@@ -28,6 +29,7 @@ const SDK_VERSION = (JSON.parse(readFileSync(join(SDK_DIR, 'package.json'), 'utf
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const SDK_NODE_ENV = process.env.BENCH_SDK_NODE_ENV ?? 'production';
 const JSON_OUT = process.argv.includes('--json');
@@ -78,7 +80,7 @@ interface Agent {
   run: string;
   url: string;
   pid: number;
-  rounds: LoadResult[];
+  rounds: Array<LoadResult & { cpu_ms_per_request: number }>;
   signals: number;
   bytes: number;
 }
@@ -114,12 +116,21 @@ const agents: Agent[] = [
 ];
 for (const a of agents) Object.assign(a, await probe(a.url));
 
+/** One load run; the server's CPU time over it (its warm-up second included) per request. */
+async function measure(a: Agent, seconds: number) {
+  const cpu = cpuMs(a.pid);
+  const result = await load(a.url, { concurrency: CONCURRENCY, seconds, method: 'POST', body: BODY, headers: HEADERS });
+  const cpu_ms_per_request = Math.round(((cpuMs(a.pid) - cpu) / (result.requests + result.warmup_requests)) * 1000) / 1000;
+  return { ...result, cpu_ms_per_request };
+}
+// An unmeasured round each first: the example's JIT keeps speeding up for a few thousand calls.
+for (const a of agents) await measure(a, WARMUP_SECONDS);
 for (let r = 0; r < ROUNDS; r++) {
   // Alternate who goes first so a drift in the machine's load favours neither.
-  for (const a of r % 2 ? [...agents].reverse() : agents) {
-    a.rounds.push(await load(a.url, { concurrency: CONCURRENCY, seconds: SECONDS, method: 'POST', body: BODY, headers: HEADERS }));
-  }
-  log(`  round ${r + 1}: ${agents.map((a) => `${a.name} ${a.rounds[r]!.rps}/s`).join(', ')}; load average ${loadAverage()}`);
+  for (const a of r % 2 ? [...agents].reverse() : agents) a.rounds.push(await measure(a, SECONDS));
+  log(
+    `  round ${r + 1}: ${agents.map((a) => `${a.name} ${a.rounds[r]!.rps}/s, ${a.rounds[r]!.cpu_ms_per_request} CPU ms/request`).join('; ')}; load average ${loadAverage()}`,
+  );
 }
 const rss = await Promise.all(agents.map((a) => rssMb(a.pid)));
 for (const a of agents) await probe(a.url); // still answering correctly after the load
@@ -138,7 +149,10 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 const [mine, theirs] = agents as [Agent, Agent];
-const ratios = mine.rounds.map((m, i) => Math.round((m.rps / theirs.rounds[i]!.rps) * 100) / 100);
+const round2 = (x: number) => Math.round(x * 100) / 100;
+const ratios = mine.rounds.map((m, i) => round2(m.rps / theirs.rounds[i]!.rps));
+// Server CPU per request: what each costs, whatever share of the cores the machine's load left it.
+const cpuRatios = mine.rounds.map((m, i) => round2(theirs.rounds[i]!.cpu_ms_per_request / m.cpu_ms_per_request));
 const summary = agents.map((a, i) => ({
   agent: a.name,
   run: a.run,
@@ -146,6 +160,7 @@ const summary = agents.map((a, i) => ({
   p50_ms: median(a.rounds.map((x) => x.p50_ms)),
   p95_ms: median(a.rounds.map((x) => x.p95_ms)),
   errors: a.rounds.reduce((n, x) => n + x.errors, 0),
+  cpu_ms_per_request: median(a.rounds.map((x) => x.cpu_ms_per_request)),
   signals: a.signals,
   answer_bytes: a.bytes,
   rss_mb: rss[i],
@@ -163,6 +178,8 @@ const meta = {
   load_after: loadAfter,
   ratio,
   round_ratios: ratios,
+  cpu_ratio: median(cpuRatios),
+  round_cpu_ratios: cpuRatios,
 };
 if (JSON_OUT) console.log(JSON.stringify({ ...meta, agents: summary }, null, 2));
 else {
@@ -172,10 +189,11 @@ else {
   console.log(`request: tools/call get_signals ${JSON.stringify(ARGS)}`);
   for (const s of summary) {
     console.log(
-      `${s.agent.padEnd(20)} ${String(s.rps).padStart(7)} req/s  p50 ${s.p50_ms.toFixed(2).padStart(6)} ms  p95 ${s.p95_ms.toFixed(2).padStart(6)} ms  errors ${s.errors}  ${s.signals} signals, ${s.answer_bytes} B answer  RSS ${s.rss_mb} MB`,
+      `${s.agent.padEnd(20)} ${String(s.rps).padStart(7)} req/s  p50 ${s.p50_ms.toFixed(2).padStart(6)} ms  p95 ${s.p95_ms.toFixed(2).padStart(6)} ms  errors ${s.errors}  ${s.cpu_ms_per_request.toFixed(3)} CPU ms/request  ${s.signals} signals, ${s.answer_bytes} B answer  RSS ${s.rss_mb} MB`,
     );
     console.log(`${''.padEnd(20)} ${s.run}`);
   }
-  console.log(`ratio ${ratio.toFixed(2)}x (rounds: ${ratios.join(', ')}); target >= 10x: ${ratio >= 10 ? 'met' : 'not met'}`);
+  console.log(`ratio ${ratio.toFixed(2)}x req/s (rounds: ${ratios.join(', ')}); target >= 10x: ${ratio >= 10 ? 'met' : 'not met'}`);
+  console.log(`ratio ${meta.cpu_ratio.toFixed(2)}x in server CPU per request (rounds: ${cpuRatios.join(', ')})`);
 }
 process.exit(0);

@@ -77,11 +77,15 @@ export function loadAverage(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
 
-/** CPU time (user + system, all threads) a process has used so far, in ms (Linux /proc; the ticks are 1/100 s). */
-export function cpuMs(pid: number): number {
-  // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
+/**
+ * CPU time (user + system, all threads) a process has used so far, in ms (Linux /proc; the ticks
+ * are 1/100 s); `children`: that of its children it has waited for (a finished load generator's).
+ */
+export function cpuMs(pid: number | 'self', children = false): number {
+  // Fields after the command name, which is in parentheses and may hold spaces: utime, stime, cutime, cstime are the 12th to 15th.
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  const at = children ? 13 : 11;
+  return (Number(fields[at]) + Number(fields[at + 1])) * 10;
 }
 
 /** Resident set size of a process in MB (Linux /proc). */

@@ -6,8 +6,9 @@
  * same tools/call body (the same headers) goes to each from a load generator in its own process
  * (load.ts), BENCH_CONCURRENCY connections, in BENCH_ROUNDS rounds of BENCH_SECONDS alternating
  * which agent goes first, after an unmeasured round each; the ratio is the median of the rounds'
- * ratios, of req/s and of each server's CPU time per request (which the machine's load does not scale). Ours is the agents'
- * deployment of table.bench.ts (agents-server.ts) on Postgres when DATABASE_URL is set, else PGlite.
+ * ratios, of req/s and of each server's CPU time per request (which the machine's load does not
+ * scale). Ours is the agents' deployment of table.bench.ts (agents-server.ts) on Postgres when
+ * DATABASE_URL is set, else PGlite.
  * The example runs as its README says (`serve()` on PORT), with NODE_ENV=production (the SDK's
  * fastest setting: no AJV validation of requests or answers; BENCH_SDK_NODE_ENV=development measures
  * its default strict validation) and ADCP_DECISIONING_ALLOW_INMEMORY_STATE=1 (its in-memory state

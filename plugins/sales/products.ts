@@ -11,6 +11,7 @@ import { proposalAnswers, refineProposals, type ProposalAnswer } from './proposa
 import { deferForcedProducts, takeForcedArm } from './forced-arms.ts';
 import { expireForcedRead } from '../../lib/adcp/sandbox-directives.ts';
 import { listDomains, listEntries } from './list-targeting.ts';
+import { packageMinimum } from './buys/packages.ts';
 
 const DELIVERY_TYPES = ['guaranteed', 'non_guaranteed'] as const;
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`));
@@ -105,7 +106,10 @@ function renderProduct(deps: SalesDeps, p: RankedProduct, forecast: { budget?: n
     channels: p.channels,
     format_ids: p.format_ids,
     delivery_type: p.delivery_type,
-    pricing_options: p.pricing_options,
+    pricing_options: p.pricing_options.map((o) => {
+      const minimum = packageMinimum(o, deps.options.minPackageBudget);
+      return minimum > (o.min_spend_per_package ?? 0) ? { ...o, min_spend_per_package: minimum } : o;
+    }),
     forecast: {
       method: 'estimate',
       currency: f.currency,

@@ -30,6 +30,26 @@ forEachDatabase<SalesWorld>(
       expect(p.format_ids[0]).toEqual({ agent_url: REFERENCE_AGENT, id: 'audio_standard_30s' });
     });
 
+    test("each pricing option publishes the least budget a package takes (a flat rate's price); create refuses a cent less and takes that much", async () => {
+      const c = await get().client('mcp');
+      const { body } = await c.call('get_products', { buying_mode: 'brief', brief: 'finance markets takeover' });
+      const product = body.products.find((p: any) => p.product_id === 'display_finance_takeover');
+      const flat = product.pricing_options.find((o: any) => o.pricing_model === 'flat_rate');
+      expect(flat.min_spend_per_package).toBe(flat.fixed_price);
+      for (const p of body.products) for (const o of p.pricing_options) expect(o.min_spend_per_package).toBeGreaterThan(0);
+      const buy = (budget: number) => ({
+        idempotency_key: `min-spend-${budget}-${Math.random().toString(36).slice(2, 12)}`,
+        account: { brand: { domain: 'minimum.example' }, operator: 'minimum.example' },
+        start_time: 'asap',
+        end_time: new Date(get().clock.now().getTime() + 7 * 86_400_000).toISOString(),
+        packages: [{ product_id: product.product_id, pricing_option_id: flat.pricing_option_id, budget }],
+      });
+      const below = await c.call('create_media_buy', buy(flat.min_spend_per_package - 0.01));
+      expect(below.body.code ?? below.body.errors?.[0]?.code).toBe('BUDGET_TOO_LOW');
+      const at = await c.call('create_media_buy', buy(flat.min_spend_per_package));
+      expect(at.body.media_buy_id).toBeString();
+    });
+
     test('no brief: the catalog in order, paged with cursors, every product exactly once', async () => {
       const c = await get().client('rest');
       const seen: string[] = [];

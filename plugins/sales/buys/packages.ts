@@ -10,6 +10,17 @@ import type { PreparedCreative } from '../../../core/ports/seller-creatives.ts';
 import { assign } from './assignments.ts';
 import { insertPackage, type PackageRow } from './store.ts';
 
+type PricingOption = Product['pricing_options'][number];
+
+/**
+ * The least budget a package of `option` takes: the seller's own floor, the option's minimum spend,
+ * and for a flat rate its price (`rate`: the fixed price, else the bid). get_products publishes it
+ * as the option's min_spend_per_package, so a buyer sees the minimum before BUDGET_TOO_LOW says it.
+ */
+export function packageMinimum(option: PricingOption, sellerFloor: number, rate = option.fixed_price ?? 0): number {
+  return Math.max(sellerFloor, option.min_spend_per_package ?? 0, option.pricing_model === 'flat_rate' ? rate : 0);
+}
+
 /** A validated package, ready to be written and booked. */
 export interface PlannedPackage {
   row: PackageRow;
@@ -92,7 +103,7 @@ export async function planPackages(
       }
       rate = p.bid_price;
     }
-    const minimum = Math.max(deps.options.minPackageBudget, option.min_spend_per_package ?? 0, option.pricing_model === 'flat_rate' ? rate : 0);
+    const minimum = packageMinimum(option, deps.options.minPackageBudget, rate);
     if (p.budget < minimum) {
       throw new ProtocolError(
         'BUDGET_TOO_LOW',

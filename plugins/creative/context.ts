@@ -120,3 +120,27 @@ export function exampleFormatStandIn(ctx: CreativeContext, assets: Record<string
     return { format_id: { agent_url: ref.agent_url, id: ref.id }, name: `${ref.id} (sandbox stand-in)`, type, assets: slots };
   };
 }
+
+/**
+ * Build targets of the seller's own platform under a reserved example name (RFC 2606) in a sandbox:
+ * a target this catalog lacks whose id names a display size it has a template for
+ * (`display_300x250_catalog` -> `display_300x250`) is built with that template, under the id asked
+ * for. Resolves the templates it may need first; outside a sandbox it stands in nothing.
+ */
+export async function exampleTemplateStandIn(
+  ctx: CreativeContext,
+  refs: readonly FormatIdInput[],
+): Promise<(ref: FormatIdInput) => FormatDefinition | undefined> {
+  const templateOf = (ref: FormatIdInput) => {
+    const size = /(?:^|_)(\d{2,4}x\d{2,4})(?:_|$)/.exec(ref.id)?.[1];
+    return ctx.seeded && isExampleHost(ref.agent_url) && size ? `display_${size}` : undefined;
+  };
+  const wanted = [...new Set(refs.map(templateOf).filter((id): id is string => id !== undefined))];
+  const templates = wanted.length ? await ctx.catalog.find(wanted) : new Map<string, FormatDefinition>();
+  return (ref) => {
+    const template = templates.get(templateOf(ref) ?? '');
+    return template
+      ? { ...template, format_id: { agent_url: ref.agent_url, id: ref.id }, name: `${template.name} (sandbox stand-in for ${ref.id})` }
+      : undefined;
+  };
+}

@@ -61,6 +61,26 @@ forEachDatabase<TestServer>(
       }
     });
 
+    test("build_creative to a display format of the seller's own platform (an example host) that names a template size is built with that template, under the id asked for; a real agent's unknown format is still refused", async () => {
+      const sales = restClient(get(), TEST_TOKEN, '/sales');
+      const build = (agent_url: string) =>
+        sales.call('build_creative', {
+          idempotency_key: `build-example-${agent_url.length}-${Date.now()}`,
+          message: 'A display ad for the steakhouse catalog',
+          target_format_id: { agent_url, id: 'display_300x250_catalog' },
+          account: { brand: { domain: 'acme-outdoor.example' }, operator: 'pinnacle-agency.example' },
+          quality: 'draft',
+          include_preview: true,
+        });
+      const built = await build('https://your-agent.example.com');
+      expect(bothVersionsErrors('media-buy/build-creative-response.json', built.body)).toEqual([]);
+      // Answers name this agent's URL (the platform the example host stands for), with the id asked for.
+      expect(built.body.creative_manifest.format_id.id).toBe('display_300x250_catalog');
+      expect(Object.keys(built.body.creative_manifest.assets)).toEqual(expect.arrayContaining(['image', 'click_url']));
+      const refused = await build('https://creative.vendor-without-this-format.com');
+      expect(refused.body.code ?? refused.body.errors?.[0]?.code).toBe('FORMAT_NOT_SUPPORTED');
+    });
+
     test("a creative pushed with a format of the seller's own platform (an example host) previews from its own assets in the sandbox; a real agent's unknown format is still refused", async () => {
       const sales = restClient(get(), TEST_TOKEN, '/sales');
       const manifest = (agent_url: string) => ({

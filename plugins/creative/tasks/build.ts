@@ -9,7 +9,7 @@ import { domainSchema } from '../../../lib/domain.ts';
 import { formatIdIssueCode, formatIdSchema, type FormatIdInput } from '../format-id.ts';
 import { applyMacros, assetSchema, checkAgainstFormat, macroName, macroValue, manifestSchema } from '../manifest.ts';
 import { extractBrief, mergeBrand, type Brief } from '../brief.ts';
-import { resolveFormats, type CreativeContext } from '../context.ts';
+import { exampleTemplateStandIn, resolveFormats, type CreativeContext } from '../context.ts';
 import { HostedFiles, storeHostedFiles } from '../hosted-assets.ts';
 import { DOMAIN_PATTERN } from '../../../lib/adcp/patterns.ts';
 import { isVideo, libraryCreative, servingTag, VAST_TARGET } from '../serving-tags.ts';
@@ -91,7 +91,15 @@ async function runBuild(
   scope: string,
   onTarget?: (index: number, total: number, format: FormatDefinition) => Promise<void>,
 ): Promise<Json> {
-  const targets = await resolveFormats(ctx, plan.targets);
+  const targets = await resolveFormats(
+    ctx,
+    plan.targets,
+    undefined,
+    await exampleTemplateStandIn(
+      ctx,
+      plan.targets.map((t) => t.ref),
+    ),
+  );
   const files = new HostedFiles(ctx.publicUrl, scope);
   const manifests: Json[] = [];
   const leaves: BuildVariant[] = [];
@@ -182,7 +190,15 @@ async function plan(ctx: CreativeContext, input: BuildInput, owner: string): Pro
   const targets = input.target_format_ids
     ? input.target_format_ids.map((ref, i) => ({ ref, field: `target_format_ids[${i}]` }))
     : [{ ref: input.target_format_id!, field: 'target_format_id' }];
-  const resolved = await resolveFormats(ctx, targets);
+  const resolved = await resolveFormats(
+    ctx,
+    targets,
+    undefined,
+    await exampleTemplateStandIn(
+      ctx,
+      targets.map((t) => t.ref),
+    ),
+  );
   const manifest = input.creative_manifest;
   // A manifest in one of the target formats seeds a generation; one in another format is transformed.
   const mode = !manifest || targets.some((t) => t.ref.id === manifest.format_id.id) ? 'generation' : 'transformation';

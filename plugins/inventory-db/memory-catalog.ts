@@ -8,6 +8,7 @@ import { briefWords, relevance } from './brief.ts';
 import { decodeCursor, encodeCursor, fingerprint } from './cursor.ts';
 import { productIndex } from './product-index.ts';
 import { publisherDomains } from '../../lib/adcp/publisher-domains.ts';
+import { SharedValues } from '../../lib/shared-values.ts';
 
 interface Entry {
   product: Product;
@@ -33,6 +34,9 @@ export interface ProductCatalog {
   index: TextIndex<Product>;
 }
 
+/** The fields of a product that no other product shares. */
+const OWN_FIELDS = new Set(['product_id', 'name', 'description']);
+
 /** Read the version first: data read after it is at least that new, so an equal version later means no write since. */
 export async function loadCatalog(db: Queryable): Promise<ProductCatalog> {
   const [v] = await db.query<{ version: string }>(sql`SELECT version::text AS version FROM inventory_catalog_version`);
@@ -42,17 +46,19 @@ export async function loadCatalog(db: Queryable): Promise<ProductCatalog> {
     SELECT ${PRODUCT_COLUMNS}, position, format_keys, currencies, has_fixed_price, seeded_by FROM inventory_products`);
   // Ids are ASCII: code unit order is byte order, whatever the database's collation.
   rows.sort((a, b) => a.position - b.position || (a.product_id < b.product_id ? -1 : a.product_id > b.product_id ? 1 : 0));
+  // Rows repeat their channels, tags, formats and prices: one instance of each (fewer cells for the collector to mark).
+  const shared = new SharedValues();
   const entries = rows.map(
     (r, i): Entry => ({
-      product: toProduct(r),
+      product: shared.fields(toProduct(r), OWN_FIELDS),
       order: i,
-      channels: [...new Set(r.channels)],
-      tags: [...new Set(r.tags)],
-      formatKeys: r.format_keys,
-      currencies: r.currencies,
+      channels: shared.of([...new Set(r.channels)]),
+      tags: shared.of([...new Set(r.tags)]),
+      formatKeys: shared.of(r.format_keys),
+      currencies: shared.of(r.currencies),
       hasFixedPrice: r.has_fixed_price,
-      seededBy: r.seeded_by,
-      domains: publisherDomains(r),
+      seededBy: shared.of(r.seeded_by),
+      domains: shared.of(publisherDomains(r)),
     }),
   );
   return {

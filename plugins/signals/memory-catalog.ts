@@ -4,6 +4,7 @@ import type { Logger } from '../../core/log.ts';
 import { CatalogSnapshot } from '../../lib/catalog-snapshot.ts';
 import type { Ranking, TextIndex } from '../../lib/text-index.ts';
 import { keepBest } from '../../lib/keep-best.ts';
+import { SharedValues } from '../../lib/shared-values.ts';
 import { StaleReadError } from '../../core/task.ts';
 import { CATALOG_CHANNEL, SIGNAL_COLUMNS, type DestinationRow, type SearchFilters, type SearchPage, type SignalRow } from './catalog.ts';
 import type { SignalsCursor } from './cursor.ts';
@@ -33,6 +34,9 @@ export interface Catalog {
   ordered: number;
 }
 
+/** The fields of a signal that no other signal shares. */
+const OWN_FIELDS = new Set(['id', 'name', 'description']);
+
 /** Read the version first: data read after it is at least that new, so an equal version later means no write since. */
 export async function loadCatalog(db: Queryable): Promise<Catalog> {
   const [v] = await db.query<{ version: string }>(sql`SELECT version::text AS version FROM signal_catalog_version`);
@@ -40,16 +44,19 @@ export async function loadCatalog(db: Queryable): Promise<Catalog> {
     SELECT ${SIGNAL_COLUMNS}, coverage_percentage::text AS coverage_key FROM signals`);
   const destinations = await db.query<DestinationRow>(sql`
     SELECT key, type, platform, agent_url, visibility, owner_org::text, allowed_orgs::text[] AS allowed_orgs FROM signal_destinations`);
+  // Rows repeat their providers, tags, countries, platforms and prices: one instance of each (fewer cells for the collector to mark).
+  const shared = new SharedValues();
   const entries = rows
-    .map(
-      ({ coverage_key, ...row }): Entry => ({
+    .map(({ coverage_key, ...fields }): Entry => {
+      const row = shared.fields(fields, OWN_FIELDS);
+      return {
         row,
         coverage: Number(coverage_key),
-        coverageKey: coverage_key,
+        coverageKey: shared.of(coverage_key),
         cpm: row.cpm === null ? null : Number(row.cpm),
-        providerKey: row.data_provider.toLowerCase(),
-      }),
-    )
+        providerKey: shared.of(row.data_provider.toLowerCase()),
+      };
+    })
     .sort((a, b) => byId(a.row.id, b.row.id));
   return {
     version: v?.version ?? '',

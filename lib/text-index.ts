@@ -68,13 +68,61 @@ interface Doc {
 }
 
 /**
+ * The entries matching a query, best first: by score, then by position (the catalog's own order
+ * breaks ties), so a search walks from the top and stops once its page is full. Read-only.
+ */
+export class Ranking {
+  private byPosition: Map<number, number> | null = null;
+
+  constructor(
+    /** Positions of the matching entries, best first. */
+    readonly positions: Int32Array,
+    /** Their scores, in the same order. */
+    readonly scores: Float64Array,
+  ) {}
+
+  get size(): number {
+    return this.positions.length;
+  }
+
+  /** Score of the entry at `position`; undefined when it does not match (a lookup map, built on first use). */
+  scoreOf(position: number): number | undefined {
+    if (!this.byPosition) {
+      this.byPosition = new Map();
+      for (let k = 0; k < this.positions.length; k++) this.byPosition.set(this.positions[k]!, this.scores[k]!);
+    }
+    return this.byPosition.get(position);
+  }
+}
+
+/** MiniSearch's hits (sorted by score; equal scores in no defined order) as a Ranking: equal scores by position. */
+function rankingOf(hits: ReadonlyArray<{ id: unknown; score: number }>): Ranking {
+  const positions = new Int32Array(hits.length);
+  const scores = new Float64Array(hits.length);
+  for (let k = 0; k < hits.length; k++) {
+    positions[k] = hits[k]!.id as number;
+    scores[k] = hits[k]!.score;
+  }
+  // Already sorted by score: only runs of equal scores are put in position order (Int32Array sorts numerically).
+  for (let a = 0; a < hits.length; ) {
+    let b = a + 1;
+    while (b < hits.length && scores[b] === scores[a]) b++;
+    if (b - a > 1) positions.subarray(a, b).sort();
+    a = b;
+  }
+  return new Ranking(positions, scores);
+}
+
+const NO_MATCH = new Ranking(new Int32Array(0), new Float64Array(0));
+
+/**
  * The index of one catalog copy: documents are the copy's entries, named by their position. The
  * copy never changes, so a query's ranking stays exact while the index lives: the same few specs
  * and briefs are asked again and again, and each is ranked once.
  */
 export class TextIndex<D> {
   private readonly search: MiniSearch<Doc>;
-  private readonly rankings = new Map<string, Map<number, number>>();
+  private readonly rankings = new Map<string, Ranking>();
   private scores = 0;
 
   constructor(docs: readonly D[], fields: readonly TextField<D>[]) {
@@ -90,19 +138,18 @@ export class TextIndex<D> {
     this.search.addAll(docs.map((_, i) => ({ i })));
   }
 
-  /** Score of every entry matching a word of the query (by position); empty when the query has no word to look up. Read-only. */
-  rank(query: string): ReadonlyMap<number, number> {
-    let scores = this.rankings.get(query);
-    if (scores) return scores;
-    scores = new Map();
+  /** The entries matching a word of the query, best first; none when the query has no word to look up. */
+  rank(query: string): Ranking {
+    let ranking = this.rankings.get(query);
+    if (ranking) return ranking;
     const words = tokenize(query).slice(0, MAX_QUERY_WORDS).join(' ');
-    if (words) for (const hit of this.search.search(words)) scores.set(hit.id as number, hit.score);
-    if (this.rankings.size >= MAX_RANKINGS || this.scores + scores.size > MAX_SCORES) {
+    ranking = words ? rankingOf(this.search.search(words)) : NO_MATCH;
+    if (this.rankings.size >= MAX_RANKINGS || this.scores + ranking.size > MAX_SCORES) {
       this.rankings.clear(); // bounded; a miss only costs ranking again
       this.scores = 0;
     }
-    this.rankings.set(query, scores);
-    this.scores += scores.size;
-    return scores;
+    this.rankings.set(query, ranking);
+    this.scores += ranking.size;
+    return ranking;
   }
 }

@@ -84,7 +84,11 @@ export interface ProductPage {
   products: RankedProduct[];
   /** Present when more products follow. */
   cursor?: string;
-  total: number;
+  /**
+   * How many products match the query in all (AdCP's optional `total_count`); an adapter may leave
+   * it out when counting costs too much (inventory-db: past 1000 matches), then on every page of the query.
+   */
+  total?: number;
 }
 
 export interface ForecastRequest {

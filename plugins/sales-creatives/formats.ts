@@ -65,7 +65,7 @@ export function createFormatResolver(deps: FormatResolverDeps, cacheSeconds: num
       for (const f of formats) {
         const agent = normalizeAgentUrl(f.agent_url) ?? f.agent_url;
         if (out.has(`${agent}#${f.id}`)) continue;
-        if ((deps.sandbox && isExampleHost(agent)) || ((await deps.inventory?.search({ formatIds: [f], limit: 1 }))?.total ?? 0) > 0) {
+        if ((deps.sandbox && isExampleHost(agent)) || ((await deps.inventory?.search({ formatIds: [f], limit: 1 }))?.products.length ?? 0) > 0) {
           out.set(`${agent}#${f.id}`, true);
           continue;
         }

@@ -218,7 +218,11 @@ export function getProductsTask(deps: SalesDeps) {
       const body: Json = {
         products: [...page.products, ...extra].map((p) => renderProduct(deps, p, { budget, ...flight })),
         cache_scope: input.account ? 'account' : 'public',
-        pagination: { has_more: !!page.cursor, total_count: page.total, ...(page.cursor ? { cursor: page.cursor } : {}) },
+        pagination: {
+          has_more: !!page.cursor,
+          ...(page.total !== undefined ? { total_count: page.total } : {}),
+          ...(page.cursor ? { cursor: page.cursor } : {}),
+        },
       };
       if (proposals?.proposals.length) body.proposals = proposals.proposals;
       if (applied.length) body.refinement_applied = applied;

@@ -2,8 +2,9 @@ import { sql } from '../../core/sql.ts';
 import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { Logger } from '../../core/log.ts';
 import { CatalogSnapshot } from '../../lib/catalog-snapshot.ts';
-import type { TextIndex } from '../../lib/text-index.ts';
+import type { Ranking, TextIndex } from '../../lib/text-index.ts';
 import { keepBest } from '../../lib/keep-best.ts';
+import { SharedValues } from '../../lib/shared-values.ts';
 import { StaleReadError } from '../../core/task.ts';
 import { CATALOG_CHANNEL, SIGNAL_COLUMNS, type DestinationRow, type SearchFilters, type SearchPage, type SignalRow } from './catalog.ts';
 import type { SignalsCursor } from './cursor.ts';
@@ -33,6 +34,9 @@ export interface Catalog {
   ordered: number;
 }
 
+/** The fields of a signal that no other signal shares. */
+const OWN_FIELDS = new Set(['id', 'name', 'description']);
+
 /** Read the version first: data read after it is at least that new, so an equal version later means no write since. */
 export async function loadCatalog(db: Queryable): Promise<Catalog> {
   const [v] = await db.query<{ version: string }>(sql`SELECT version::text AS version FROM signal_catalog_version`);
@@ -40,16 +44,19 @@ export async function loadCatalog(db: Queryable): Promise<Catalog> {
     SELECT ${SIGNAL_COLUMNS}, coverage_percentage::text AS coverage_key FROM signals`);
   const destinations = await db.query<DestinationRow>(sql`
     SELECT key, type, platform, agent_url, visibility, owner_org::text, allowed_orgs::text[] AS allowed_orgs FROM signal_destinations`);
+  // Rows repeat their providers, tags, countries, platforms and prices: one instance of each (fewer cells for the collector to mark).
+  const shared = new SharedValues();
   const entries = rows
-    .map(
-      ({ coverage_key, ...row }): Entry => ({
+    .map(({ coverage_key, ...fields }): Entry => {
+      const row = shared.fields(fields, OWN_FIELDS);
+      return {
         row,
         coverage: Number(coverage_key),
-        coverageKey: coverage_key,
+        coverageKey: shared.of(coverage_key),
         cpm: row.cpm === null ? null : Number(row.cpm),
-        providerKey: row.data_provider.toLowerCase(),
-      }),
-    )
+        providerKey: shared.of(row.data_provider.toLowerCase()),
+      };
+    })
     .sort((a, b) => byId(a.row.id, b.row.id));
   return {
     version: v?.version ?? '',
@@ -72,12 +79,12 @@ const MAX_ORDERED = 200_000;
  * (entries are sorted by id, so position). Sorted once per spec and copy, so a page walks from the
  * top and stops when full, whatever the number of matches.
  */
-function orderOf(c: Catalog, spec: string, ranks: ReadonlyMap<number, number>): Int32Array {
+function orderOf(c: Catalog, spec: string, ranking: Ranking): Int32Array {
   let order = c.orders.get(spec);
   if (order) return order;
-  order = Int32Array.from(ranks.keys());
+  order = ranking.positions.slice();
   const rank = new Float64Array(c.entries.length);
-  for (const [i, r] of ranks) rank[i] = r;
+  for (let k = 0; k < order.length; k++) rank[order[k]!] = ranking.scores[k]!;
   order.sort((a, b) => rank[b]! - rank[a]! || c.entries[b]!.coverage - c.entries[a]!.coverage || a - b);
   if (c.orders.size >= MAX_ORDERS || c.ordered + order.length > MAX_ORDERED) {
     c.orders.clear();
@@ -147,7 +154,7 @@ export class SignalsCatalog {
    * filtered, in ranking order from after `f.after`, and whether more follow.
    */
   search(c: Catalog, f: SearchFilters): SearchPage {
-    const ranks = f.spec ? c.index.rank(f.spec) : new Map<number, number>();
+    const ranking = f.spec ? c.index.rank(f.spec) : null;
     const orgId = f.orgId.toLowerCase();
     const anchored = new Set<number>();
     for (const l of f.lookups ?? []) {
@@ -176,14 +183,14 @@ export class SignalsCatalog {
       if (f.minCoverage !== undefined && !(e.coverage >= f.minCoverage)) return;
       if (countries && r.countries.length && !r.countries.some((x) => countries.has(x))) return;
       if (platforms && !r.platforms.some((p) => platforms.has(p.platform))) return;
-      const candidate = { entry: e, anchor: anchored.has(i) ? 1 : 0, rank: ranks.get(i) ?? 0, coverage: e.coverage, id: r.id };
+      const candidate = { entry: e, anchor: anchored.has(i) ? 1 : 0, rank: ranking?.scoreOf(i) ?? 0, coverage: e.coverage, id: r.id };
       if (after && compare(candidate, after) <= 0) return;
       matches++;
       keepBest(best, candidate, keep, compare);
     };
     for (const i of anchored) consider(i);
-    if (f.spec && ranks.size) {
-      for (const i of orderOf(c, f.spec, ranks)) {
+    if (f.spec && ranking?.size) {
+      for (const i of orderOf(c, f.spec, ranking)) {
         if (best.length === keep) break;
         if (!anchored.has(i)) consider(i);
       }

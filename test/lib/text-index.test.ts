@@ -18,7 +18,7 @@ const index = new TextIndex(docs, [
   { name: 'body', boost: 1, text: (d) => d.body },
 ]);
 /** Names of the matches, best first. */
-const ranked = (query: string) => [...index.rank(query)].sort((a, b) => b[1] - a[1]).map(([i]) => docs[i]!.name);
+const ranked = (query: string) => [...index.rank(query).positions].map((i) => docs[i]!.name);
 
 test('stems: a word finds its other forms (streaming, streams)', () => {
   expect(ranked('streaming')).toEqual(['Live sports streams', 'Cooking fans']);
@@ -42,6 +42,29 @@ test('a query of stop words, single letters and bare numbers matches nothing', (
   expect(ranked('the sports x')).toEqual(['Live sports streams', 'Cooking fans']);
 });
 
-test('a ranking is computed once per query and kept: the same map comes back', () => {
+test('a ranking is computed once per query and kept: the same one comes back', () => {
   expect(index.rank('food lovers')).toBe(index.rank('food lovers'));
+});
+
+test('a ranking is best first, equal scores by position; scoreOf looks up a position', () => {
+  // Each word in as many entries, alike: a tie of every entry. MiniSearch lists the matches of the
+  // query's first word (the odd entries) before those of the second.
+  const same = Array.from({ length: 40 }, (_, i) => ({ name: i % 2 ? 'kite' : 'surf', body: 'board' }));
+  const twins = new TextIndex(same, [
+    { name: 'name', boost: 3, text: (d) => d.name },
+    { name: 'body', boost: 1, text: (d) => d.body },
+  ]);
+  const r = twins.rank('kite surf');
+  expect(r.size).toBe(40);
+  expect(new Set(r.scores).size).toBe(1);
+  expect([...r.positions]).toEqual(same.map((_, i) => i));
+  // Different scores: best first (the two entries naming both words), whatever their position.
+  const mixed = new TextIndex(
+    [{ name: 'kite' }, { name: 'surf' }, { name: 'kite surf' }, { name: 'surf kite' }],
+    [{ name: 'name', boost: 1, text: (d) => d.name }],
+  );
+  expect([...mixed.rank('kite surf').positions]).toEqual([2, 3, 0, 1]);
+  expect(mixed.rank('kite surf').scoreOf(2)).toBe(mixed.rank('kite surf').scores[0]!);
+  expect(index.rank('the of').size).toBe(0);
+  expect(index.rank('sports').scoreOf(2)).toBeUndefined();
 });

@@ -29,9 +29,9 @@ forEachDatabase<DatabasePort>(
       const catalog = new SignalsCatalog(get());
       const copy = await catalog.snapshot.get();
       for (const spec of SPECS) {
-        const ranks = copy.index.rank(spec);
-        const expected = [...ranks.keys()]
-          .map((i) => ({ id: copy.entries[i]!.row.id, rank: ranks.get(i)!, coverage: copy.entries[i]!.coverage }))
+        const ranking = copy.index.rank(spec);
+        const expected = [...ranking.positions]
+          .map((i) => ({ id: copy.entries[i]!.row.id, rank: ranking.scoreOf(i)!, coverage: copy.entries[i]!.coverage }))
           .sort((a, b) => b.rank - a.rank || b.coverage - a.coverage || (a.id < b.id ? -1 : 1))
           .map((x) => x.id);
         expect(expected.length).toBeGreaterThan(0);

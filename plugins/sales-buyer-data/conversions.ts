@@ -188,11 +188,15 @@ const event = v.pipe(
   }),
 );
 
+/** Whether an event names its user: a user_match member with a non-empty value. */
+const matchable = (e: { user_match?: Record<string, unknown> }) =>
+  Object.values(e.user_match ?? {}).some((x) => (typeof x === 'string' ? x.length > 0 : Array.isArray(x) ? x.length > 0 : x !== null && x !== undefined));
+
 export function logEventTask(deps: BuyerDataDeps) {
   return defineTask({
     name: 'log_event',
     description:
-      "Report conversion events against an event source (sync_event_sources). Events are deduplicated by event_id per source; new ones are attributed to the account's media buys serving at the event time and appear as conversions in get_media_buy_delivery. test_event_code marks test events (validated, not attributed).",
+      "Report conversion events against an event source (sync_event_sources). Events are deduplicated by event_id per source; new ones are attributed to the account's media buys serving at the event time and appear as conversions in get_media_buy_delivery. match_quality is the share of valid events carrying a user identifier (user_match). test_event_code marks test events (validated, not attributed).",
     protocol: 'media_buy',
     requestSchema: 'media-buy/log-event-request.json',
     mutating: true,
@@ -248,6 +252,9 @@ export function logEventTask(deps: BuyerDataDeps) {
       );
       const duplicates = input.events.length - failures.length - processed;
       const body: Json = { events_received: input.events.length, events_processed: processed };
+      // The share of the batch's valid events that carry a user identifier to match on: one without
+      // any (no hashed email or phone, no other user_match id) can be counted but never matched.
+      if (accepted.length) body.match_quality = Math.round((accepted.filter(matchable).length / accepted.length) * 100) / 100;
       if (failures.length) body.partial_failures = failures;
       const warnings: string[] = [];
       if (duplicates) warnings.push(`${duplicates} event(s) repeated an event_id already logged for this source`);

@@ -170,6 +170,8 @@ forEachDatabase<World>(
         const logged = await c.call('log_event', events);
         expect(bothVersionsErrors('media-buy/log-event-response.json', logged.body)).toEqual([]);
         expect(logged.body).toMatchObject({ events_received: 4, events_processed: 2, partial_failures: [{ event_id: 'o-3', code: 'INVALID_REQUEST' }] });
+        // Of the two valid events (o-1, o-2), only o-1 names its user.
+        expect(logged.body.match_quality).toBe(0.5);
         // The same events again (a new request): nothing new.
         const again = await c.call('log_event', { ...events, idempotency_key: key('evt') });
         expect(again.body).toMatchObject({ events_received: 4, events_processed: 0 });

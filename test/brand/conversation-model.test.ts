@@ -21,6 +21,7 @@ import crawlerHttp, { HttpCrawler } from '../../plugins/crawler-http/index.ts';
 import conversationModel from '../../plugins/conversation-model/index.ts';
 import { createModelConversation, MAX_MESSAGE } from '../../plugins/conversation-model/model-conversation.ts';
 import { forEachDatabase } from '../support/db.ts';
+import { startChatApi, type ChatAnswer } from '../support/chat-api.ts';
 import { restClient } from '../support/agent.ts';
 import { identity, key, OFFERING, siServer, TOKEN, valid, VOLTA } from './si-fixture.ts';
 
@@ -28,26 +29,15 @@ const RECORDED = readFileSync(join(import.meta.dir, '../fixtures/model/si-chat-c
 const RECORDED_MESSAGE = JSON.parse(JSON.parse(RECORDED).choices[0].message.content).message as string;
 const STANDARD = OFFERING.products[1]!;
 
-type Answer = { status?: number; body?: string; delayMs?: number; headers?: Record<string, string> };
-const queue: Answer[] = [];
-const seen: { authorization: string | null; body: any }[] = [];
-let api: ReturnType<typeof Bun.serve>;
+let api: ReturnType<typeof startChatApi>;
+let queue: ChatAnswer[];
+let seen: ReturnType<typeof startChatApi>['seen'];
 
 beforeAll(() => {
-  api = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    async fetch(req) {
-      if (new URL(req.url).pathname !== '/v1/chat/completions' || req.method !== 'POST') return new Response('no', { status: 404 });
-      seen.push({ authorization: req.headers.get('authorization'), body: await req.json() });
-      const next = queue.shift() ?? { body: RECORDED };
-      // The API being slow (the timeout case), not the test waiting.
-      if (next.delayMs) await Bun.sleep(next.delayMs);
-      return new Response(next.body ?? '{}', { status: next.status ?? 200, headers: { 'content-type': 'application/json', ...next.headers } });
-    },
-  });
+  api = startChatApi(RECORDED);
+  ({ queue, seen } = api);
 });
-afterAll(() => api.stop(true));
+afterAll(() => api.stop());
 
 /** The recorded answer with other content (usage kept: 311 in, 52 out). */
 const completion = (content: unknown) =>
@@ -55,7 +45,7 @@ const completion = (content: unknown) =>
     ...JSON.parse(RECORDED),
     choices: [{ index: 0, message: { role: 'assistant', content: typeof content === 'string' ? content : JSON.stringify(content) } }],
   });
-const reset = (...answers: Answer[]) => {
+const reset = (...answers: ChatAnswer[]) => {
   queue.length = seen.length = 0;
   queue.push(...answers);
 };
@@ -82,7 +72,7 @@ const turn = (extra: Partial<ConversationTurn> = {}): ConversationTurn => ({
 
 const MODEL_TIMEOUT_MS = 300;
 const options = (o: Partial<ChatModelOptions> = {}): ChatModelOptions => ({
-  baseUrl: `http://127.0.0.1:${api.port}/v1`,
+  baseUrl: api.baseUrl,
   model: 'gpt-4o-mini',
   apiKey: 'sk-test-si-key',
   timeoutMs: MODEL_TIMEOUT_MS,

@@ -11,31 +11,22 @@ import { sql } from '../../core/sql.ts';
 import { Database } from '../../core/ports/database.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import { forEachDatabase } from '../support/db.ts';
+import { startChatApi, type ChatAnswer } from '../support/chat-api.ts';
 import { restClient } from '../support/agent.ts';
 import { ACME, fid, OFFERINGS, startCreativeServer, TOKEN, type CreativeServer } from './fixture.ts';
 
 const RECORDED = readFileSync(join(import.meta.dir, '../fixtures/model/chat-completion.json'), 'utf8');
 const MODEL_TIMEOUT_MS = 400;
 
-type Answer = { status?: number; body?: string; delayMs?: number; headers?: Record<string, string> };
-const queue: Answer[] = [];
-const seen: { authorization: string | null; body: any }[] = [];
-let model: ReturnType<typeof Bun.serve>;
+let model: ReturnType<typeof startChatApi>;
+let queue: ChatAnswer[];
+let seen: ReturnType<typeof startChatApi>['seen'];
 
 beforeAll(() => {
-  model = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    async fetch(req) {
-      if (new URL(req.url).pathname !== '/v1/chat/completions' || req.method !== 'POST') return new Response('no', { status: 404 });
-      seen.push({ authorization: req.headers.get('authorization'), body: await req.json() });
-      const next = queue.shift() ?? { body: RECORDED };
-      if (next.delayMs) await Bun.sleep(next.delayMs);
-      return new Response(next.body ?? '{}', { status: next.status ?? 200, headers: { 'content-type': 'application/json', ...next.headers } });
-    },
-  });
+  model = startChatApi(RECORDED);
+  ({ queue, seen } = model);
 });
-afterAll(() => model.stop(true));
+afterAll(() => model.stop());
 
 const completion = (content: string) => JSON.stringify({ ...JSON.parse(RECORDED), choices: [{ index: 0, message: { role: 'assistant', content } }] });
 
@@ -45,7 +36,7 @@ forEachDatabase(
     startCreativeServer(adapter, schema, {
       creative: {
         model: {
-          baseUrl: `http://127.0.0.1:${model.port}/v1`,
+          baseUrl: model.baseUrl,
           model: 'gpt-4o-mini',
           apiKey: 'sk-test-model-key',
           timeoutMs: MODEL_TIMEOUT_MS,

@@ -92,9 +92,10 @@ test('SIGTERM drains in-flight requests before the process exits', async () => {
   const port = freePort();
   const proc = Bun.spawn(['bun', 'hosts/start.ts', 'test/fixtures/slow-preset.ts'], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: 'memory://', DATABASE_URL: '', LOG_LEVEL: 'silent' },
-    stdout: 'ignore',
+    stdout: 'pipe',
     stderr: 'inherit',
   });
+  const stdout = proc.stdout.getReader();
   // Wait for readiness (a loaded machine can take a while to boot PGlite).
   for (let i = 0; i < 900; i++) {
     const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
@@ -105,7 +106,12 @@ test('SIGTERM drains in-flight requests before the process exits', async () => {
     await Bun.sleep(100);
   }
   const inFlight = fetch(`http://127.0.0.1:${port}/slow`);
-  await Bun.sleep(150);
+  // SIGTERM once the request is in the handler (the endpoint says so on stdout), not after a guess.
+  for (let said = ''; !said.includes('slow request in'); ) {
+    const { value, done } = await stdout.read();
+    if (done) throw new Error('the server exited before the request arrived');
+    said += new TextDecoder().decode(value);
+  }
   proc.kill('SIGTERM');
   const res = await inFlight;
   expect(res.status).toBe(200);

@@ -34,11 +34,18 @@ function start(env: Record<string, string>) {
     stdout: 'pipe',
     stderr: 'inherit',
   });
-  const output = new Response(proc.stdout).text();
+  let said = '';
+  const decoder = new TextDecoder();
+  const output = (async () => {
+    for await (const chunk of proc.stdout) said += decoder.decode(chunk, { stream: true });
+    return said;
+  })();
+  /** Resolves once the processes have written `text` on stdout `times` times. */
+  const heard = (text: string, times: number) => until(`${times} x ${text}`, async () => (said.split(text).length - 1 >= times ? true : undefined));
   const pid = async () => ((await (await fetch(`http://127.0.0.1:${port}/pid`, { headers: { connection: 'close' } })).json()) as { pid: number }).pid;
   /** The distinct pids answering `n` requests, each on its own connection. */
   const pids = async (n: number) => new Set(await Promise.all(Array.from({ length: n }, pid)));
-  return { proc, port, output, pid, pids };
+  return { proc, port, output, heard, pid, pids };
 }
 
 const schemas: string[] = [];
@@ -73,7 +80,7 @@ describePostgres('WORKERS=2 on Postgres', () => {
 
     // SIGTERM on the primary: in-flight requests finish, every process exits cleanly.
     const inFlight = Array.from({ length: 8 }, () => fetch(`http://127.0.0.1:${server.port}/slow`, { headers: { connection: 'close' } }));
-    await Bun.sleep(200);
+    await server.heard('slow request in', 8);
     server.proc.kill('SIGTERM');
     for (const res of await Promise.all(inFlight)) expect(await res.json()).toEqual({ done: true });
     expect(await server.proc.exited).toBe(0);

@@ -22,6 +22,8 @@ export function accountScenarios(deps: AccountsDeps): TestScenario[] {
     defineScenario({
       name: 'force_account_status',
       protocol: 'media_buy',
+      // Accounts are served wherever the creative library is (the creative agent's mounts too).
+      servedWith: ['creative'],
       description: 'Set the status of a sandbox account',
       params: v.object({ account_id: id, status: v.picklist(ACCOUNT_STATUSES, `must be one of ${ACCOUNT_STATUSES.join(', ')}`) }),
       async run({ params, principal }) {
@@ -38,6 +40,7 @@ export function accountScenarios(deps: AccountsDeps): TestScenario[] {
     defineScenario({
       name: 'seed_account',
       protocol: 'media_buy',
+      servedWith: ['creative'],
       description: 'Create a sandbox account of the caller with a chosen account_id: params {account_id, fixture: {brand: {domain}, operator, billing}}',
       params: v.object({
         account_id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$')),

@@ -96,8 +96,8 @@ const SCENARIOS: Record<string, string[]> = {
   signals: ['force_signal_activation_status', 'force_get_signals_arm', 'force_task_completion', 'force_upstream_unavailable'],
   governance: ['seed_plan', 'seed_media_buy_artifacts', ...SELLER_SCENARIOS],
   brand: ['force_session_status', 'force_task_completion', 'force_upstream_unavailable', 'force_rights_revoked'],
-  // The creative library's scenarios (seeded creatives, forced review), seeded formats, and the
-  // deployment's products (creative storyboards require seller scenarios).
+  // The creative library's scenarios (seeded creatives, forced review), seeded formats, the
+  // deployment's products (creative storyboards require seller scenarios) and the library's accounts.
   creative: [
     'seed_creative_format',
     'seed_creative',
@@ -105,6 +105,8 @@ const SCENARIOS: Record<string, string[]> = {
     'force_creative_purge',
     'seed_product',
     'seed_pricing_option',
+    'force_account_status',
+    'seed_account',
     'force_task_completion',
     'force_upstream_unavailable',
   ],
@@ -115,6 +117,8 @@ const SCENARIOS: Record<string, string[]> = {
     'force_creative_purge',
     'seed_product',
     'seed_pricing_option',
+    'force_account_status',
+    'seed_account',
     'force_task_completion',
     'force_upstream_unavailable',
   ],

@@ -19,6 +19,9 @@ import { Clock } from '../../core/ports/clock.ts';
 import { TestController } from '../../core/ports/test-controller.ts';
 import { ResponseSigner } from '../../core/ports/signer.ts';
 import { verifyBrandClaimTasks } from './verify-brand-claim.ts';
+import { siPreviewRoute } from './si/preview-route.ts';
+import { Http } from '../../core/http.ts';
+import { Auth } from '../../core/ports/auth.ts';
 
 const options = v.object({
   /** The brands this agent represents: a domain (the registry key), optionally with its brand.json brand id. */
@@ -59,6 +62,8 @@ export default definePlugin({
     db: Database,
     clock: Clock,
     tasks: Tasks,
+    http: Http,
+    auth: optional(Auth),
     profiles: optional(BrandProfiles),
     crawler: optional(Crawler),
     conversation: optional(Conversation),
@@ -68,7 +73,7 @@ export default definePlugin({
   options,
   env: { BRAND_AGENT_BRANDS: { path: 'brands', type: 'csv' }, BRAND_REGISTRY_URL: 'registryUrl' },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, clock, tasks, profiles, crawler, conversation, controller, responseSigner }, kernel) {
+  init({ db, clock, tasks, http, auth, profiles, crawler, conversation, controller, responseSigner }, kernel) {
     const o = kernel.options;
     let source = profiles;
     if (o.registryUrl) {
@@ -105,6 +110,7 @@ export default definePlugin({
       source,
     );
     tasks.add(...siTasks({ db, offerings, conversation: conversation ?? createCatalogConversation(), sessionTtlSeconds: si.sessionTtlSeconds }));
+    http.add(siPreviewRoute(db, auth));
     controller?.register(forceSessionStatus(db, clock));
     tasks.declareCapability({
       protocol: 'sponsored_intelligence',

@@ -89,3 +89,11 @@ export async function listSessions(q: Queryable, principalId: string, limit: num
       ${after ? sql`AND (created_at, id) < (${after.at}::timestamptz, ${after.id}::uuid)` : sql``}
     ORDER BY created_at DESC, id DESC LIMIT ${limit}::int`);
 }
+
+/** What the brand showed last in a session: the `response` (message, surface, ui_elements) of its latest turn. */
+export async function latestResponse(q: Queryable, id: string): Promise<Record<string, unknown> | null> {
+  const [row] = await q.query<{ detail: Record<string, unknown> | null }>(
+    sql`SELECT detail FROM si_turns WHERE session_id = ${id}::uuid AND role = 'brand' AND detail IS NOT NULL ORDER BY seq DESC LIMIT 1`,
+  );
+  return row?.detail ?? null;
+}

@@ -101,22 +101,7 @@ forEachDatabase(
  * The creative-agent preset: generation and transformation, and an ad server over its own library
  * (accounts, sync and list, serving tags, trackers, delivery, usage); none of the seller's tasks.
  */
-const CREATIVE_AGENT_TOOLS = [
-  'build_creative',
-  'get_adcp_capabilities',
-  'get_creative_delivery',
-  'get_creative_features',
-  'get_task_status',
-  'list_accounts',
-  'list_creative_formats',
-  'list_creatives',
-  'list_transformers',
-  'preview_creative',
-  'report_usage',
-  'sync_accounts',
-  'sync_creatives',
-  'validate_input',
-];
+const CREATIVE_AGENT_TOOLS = CREATIVE_TOOLS.filter((t) => t !== 'comply_test_controller');
 
 forEachDatabase(
   'creative agent preset',

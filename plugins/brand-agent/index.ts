@@ -110,7 +110,7 @@ export default definePlugin({
       source,
     );
     tasks.add(...siTasks({ db, offerings, conversation: conversation ?? createCatalogConversation(), sessionTtlSeconds: si.sessionTtlSeconds }));
-    http.add(siPreviewRoute(db, auth));
+    http.add(siPreviewRoute(db, auth, si.mount));
     controller?.register(forceSessionStatus(db, clock));
     tasks.declareCapability({
       protocol: 'sponsored_intelligence',

@@ -118,6 +118,11 @@ forEachDatabase<TestServer>(
         identity: { consent_granted: true },
       });
       const session = opened.body.session_id;
+      // The session's latest answer, drawn for the host under the agent's mount.
+      const preview = await get().fetch(`/brand/si/preview/${session}`, { token: TEST_TOKEN });
+      expect(preview.status).toBe(200);
+      expect(preview.headers.get('content-type')).toStartWith('text/html');
+      expect(await preview.text()).toContain('Buy');
       const forced = await brand.call('comply_test_controller', {
         scenario: 'force_session_status',
         params: { session_id: session, status: 'terminated', termination_reason: 'session_timeout' },

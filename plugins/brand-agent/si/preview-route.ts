@@ -9,14 +9,14 @@ const error = (status: number, code: string, message: string) =>
   Response.json({ errors: [{ code, message }] }, { status, headers: { 'cache-control': 'no-store' } });
 
 /**
- * `GET /si/preview/{session_id}`: the latest answer of one of the caller's SI sessions drawn as HTML
+ * `GET {mount}/si/preview/{session_id}` (under the agent's mount, the test agent's `/brand`): the latest answer of one of the caller's SI sessions drawn as HTML
  * (surface-html.ts), for a host or operator to look at what its users are shown. Authenticated like the
  * si_* tasks; another caller's session is not found.
  */
-export function siPreviewRoute(db: Queryable, auth: AuthPort | undefined): HttpRoute {
+export function siPreviewRoute(db: Queryable, auth: AuthPort | undefined, mount = ''): HttpRoute {
   return {
     method: 'GET',
-    path: '/si/preview/{session_id}',
+    path: `${mount}/si/preview/{session_id}`,
     async handle(request, { params }) {
       let principalId: string;
       try {

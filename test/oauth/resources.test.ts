@@ -18,6 +18,7 @@ import restHost from '../../hosts/rest/index.ts';
 import restTasks from '../../hosts/rest/tasks.ts';
 import mcpHost from '../../hosts/mcp/index.ts';
 import mcpEndpoints from '../../hosts/mcp-endpoints/index.ts';
+import { Clock, ManualClock } from '../../core/ports/clock.ts';
 import { dropSchema, forEachDatabase, storagePlugin, uniqueSchema } from '../support/db.ts';
 import type { TestServer } from '../support/server.ts';
 import { freePort, newUser, signIn, startAt } from './support.ts';
@@ -205,7 +206,8 @@ function postFrom(localAddress: string, port: number, path: string, form: URLSea
 
 forEachDatabase(
   'oauth edge input rules and sign-in throttling',
-  (adapter, schema) => startAt(adapter, schema, plugins()),
+  // A clock that stands still: the throttle counts in fixed 5-minute windows, which real time could cross mid-test.
+  (adapter, schema) => startAt(adapter, schema, plugins(), { overrides: [[Clock, new ManualClock(new Date())]] }),
   (s) => s.close(),
   (get) => {
     const s = (): TestServer => get();

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { sql } from '../../core/sql.ts';
+import type { Queryable } from '../../core/ports/database.ts';
 import { defineScenario, ScenarioError, type TestScenario } from '../../core/ports/test-controller.ts';
 import { formatKey } from '../../lib/adcp/format-ids.ts';
 import { REFERENCE_CREATIVE_AGENT } from '../../lib/adcp/reference-formats.ts';
@@ -9,6 +10,27 @@ const id = v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), 
 /** Ids of seeded fixtures (the test-seeds' pattern). */
 const fixtureId = v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$'));
 const CREATIVE_STATUSES = ['processing', 'pending_review', 'approved', 'rejected', 'archived'] as const;
+
+/**
+ * The caller's creative a scenario changes, locked: in the named account, else its only account holding
+ * that id; refused outside a sandbox (the scenario's error states the creative's status).
+ */
+async function lockSandboxCreative(
+  deps: CreativesDeps,
+  tx: Queryable,
+  owner: string,
+  params: { creative_id: string; account_id?: string },
+): Promise<{ account_id: string; status: string }> {
+  const rows = await tx.query<{ account_id: string; status: string }>(sql`SELECT c.account_id, c.status FROM sales_creatives c
+    WHERE c.owner = ${owner}::text AND c.creative_id = ${params.creative_id}::text
+    ${params.account_id ? sql`AND c.account_id = ${params.account_id}::text` : sql.empty} FOR UPDATE OF c`);
+  if (!rows.length) throw new ScenarioError('NOT_FOUND', `No creative ${params.creative_id} in your libraries`, null);
+  if (rows.length > 1) throw new ScenarioError('INVALID_PARAMS', `Creative ${params.creative_id} is in several accounts: name account_id`);
+  const c = rows[0]!;
+  const [account] = await deps.accounts.byIds(tx, [c.account_id]);
+  if (!account?.sandbox && !deps.options.sandbox) throw new ScenarioError('FORBIDDEN', 'The creative is not in a sandbox account', c.status);
+  return c;
+}
 
 /** Sandbox scenarios of the creative library (comply_test_controller): a creative's review status, its purge, a creative of a chosen id. */
 export function creativeScenarios(deps: CreativesDeps): TestScenario[] {
@@ -27,14 +49,7 @@ export function creativeScenarios(deps: CreativesDeps): TestScenario[] {
       }),
       async run({ params, principal }) {
         return deps.db.transaction(async (tx) => {
-          const rows = await tx.query<{ account_id: string; status: string }>(sql`SELECT c.account_id, c.status FROM sales_creatives c
-            WHERE c.owner = ${principal.orgId}::text AND c.creative_id = ${params.creative_id}::text
-            ${params.account_id ? sql`AND c.account_id = ${params.account_id}::text` : sql.empty} FOR UPDATE OF c`);
-          if (!rows.length) throw new ScenarioError('NOT_FOUND', `No creative ${params.creative_id} in your libraries`, null);
-          if (rows.length > 1) throw new ScenarioError('INVALID_PARAMS', `Creative ${params.creative_id} is in several accounts: name account_id`);
-          const c = rows[0]!;
-          const [account] = await deps.accounts.byIds(tx, [c.account_id]);
-          if (!account?.sandbox && !deps.options.sandbox) throw new ScenarioError('FORBIDDEN', 'The creative is not in a sandbox account', c.status);
+          const c = await lockSandboxCreative(deps, tx, principal.orgId, params);
           await tx.query(sql`UPDATE sales_creatives SET status = ${params.status}::text, updated_at = ${deps.clock.now()}::timestamptz
             WHERE account_id = ${c.account_id}::text AND creative_id = ${params.creative_id}::text`);
           return { kind: 'transition', previous_state: c.status, current_state: params.status };
@@ -55,14 +70,7 @@ export function creativeScenarios(deps: CreativesDeps): TestScenario[] {
       }),
       async run({ params, principal }) {
         return deps.db.transaction(async (tx) => {
-          const rows = await tx.query<{ account_id: string; status: string }>(sql`SELECT c.account_id, c.status FROM sales_creatives c
-            WHERE c.owner = ${principal.orgId}::text AND c.creative_id = ${params.creative_id}::text
-            ${params.account_id ? sql`AND c.account_id = ${params.account_id}::text` : sql.empty} FOR UPDATE OF c`);
-          if (!rows.length) throw new ScenarioError('NOT_FOUND', `No creative ${params.creative_id} in your libraries`, null);
-          if (rows.length > 1) throw new ScenarioError('INVALID_PARAMS', `Creative ${params.creative_id} is in several accounts: name account_id`);
-          const c = rows[0]!;
-          const [account] = await deps.accounts.byIds(tx, [c.account_id]);
-          if (!account?.sandbox && !deps.options.sandbox) throw new ScenarioError('FORBIDDEN', 'The creative is not in a sandbox account', c.status);
+          const c = await lockSandboxCreative(deps, tx, principal.orgId, params);
           // Assignments go with it (ON DELETE CASCADE): the buyer sees the creative gone from list_creatives and from its packages.
           await tx.query(sql`DELETE FROM sales_creatives WHERE account_id = ${c.account_id}::text AND creative_id = ${params.creative_id}::text`);
           return {

@@ -90,38 +90,30 @@ const TOOLS: Record<string, string[]> = {
     'search_brands',
   ],
 };
+/**
+ * The creative paths: the creative library's scenarios (seeded creatives, forced review), seeded formats, the
+ * deployment's products (creative storyboards require seller scenarios) and the library's accounts.
+ */
+const CREATIVE_SCENARIOS = [
+  'seed_creative_format',
+  'seed_creative',
+  'force_creative_status',
+  'force_creative_purge',
+  'seed_product',
+  'seed_pricing_option',
+  'force_account_status',
+  'seed_account',
+  'force_task_completion',
+  'force_upstream_unavailable',
+];
 const SCENARIOS: Record<string, string[]> = {
   // The seller also serves the creative tasks: formats seeded per account too.
   sales: [...SELLER_SCENARIOS, 'seed_creative_format'],
   signals: ['force_signal_activation_status', 'force_get_signals_arm', 'force_task_completion', 'force_upstream_unavailable'],
   governance: ['seed_plan', 'seed_media_buy_artifacts', ...SELLER_SCENARIOS],
   brand: ['force_session_status', 'force_task_completion', 'force_upstream_unavailable', 'force_rights_revoked'],
-  // The creative library's scenarios (seeded creatives, forced review), seeded formats, the
-  // deployment's products (creative storyboards require seller scenarios) and the library's accounts.
-  creative: [
-    'seed_creative_format',
-    'seed_creative',
-    'force_creative_status',
-    'force_creative_purge',
-    'seed_product',
-    'seed_pricing_option',
-    'force_account_status',
-    'seed_account',
-    'force_task_completion',
-    'force_upstream_unavailable',
-  ],
-  'creative-builder': [
-    'seed_creative_format',
-    'seed_creative',
-    'force_creative_status',
-    'force_creative_purge',
-    'seed_product',
-    'seed_pricing_option',
-    'force_account_status',
-    'seed_account',
-    'force_task_completion',
-    'force_upstream_unavailable',
-  ],
+  creative: CREATIVE_SCENARIOS,
+  'creative-builder': CREATIVE_SCENARIOS,
 };
 
 // The preset's own plugin list, minus its storage entry (the test server adds an isolated one).

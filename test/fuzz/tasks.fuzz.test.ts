@@ -228,8 +228,6 @@ for (const { file, preset } of presets) {
           { serve: true, overrides: [[Crawler, offlineCrawler]] },
         );
         token = (await newKey(d.deployment, 'member')).key;
-        // Start-up jobs (the search index check among them) settle before any fingerprint is taken.
-        await d.deployment.scheduler.idle();
       });
       afterAll(async () => d?.close());
 

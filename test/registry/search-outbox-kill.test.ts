@@ -56,7 +56,6 @@ if (!DATABASE_URL) {
       expect(await outboxRows(db)).toBeGreaterThan(0);
 
       const next = await deploy('postgres', [auth(), searchPostgres(), registryAgents()], { schema });
-      await next.deployment.scheduler.idle();
       expect(await outboxRows(db)).toBe(0);
       expect(await indexedDocuments(search)).toEqual(want);
       await next.close();

@@ -53,7 +53,6 @@ function suite(adapter: AdapterName) {
       const overrides: Array<[typeof Search, SearchPort]> = options.faulty ? [[Search, faulty(search, options.faulty)]] : [];
       const d = await deploy(adapter, plugins(options), { schema, clock, overrides, serve: options.serve });
       open.push(d);
-      await d.deployment.scheduler.idle();
       return d;
     };
     const crash = async (d: Deployed) => {

@@ -47,6 +47,8 @@ export async function deploy(adapter: AdapterName | null, plugins: readonly Plug
   let server: RunningServer | null = null;
   if (options.serve) server = await serve(deployment, { port: 0, hostname: '127.0.0.1' });
   else await deployment.start();
+  // Jobs that run at start (the search index check, say) finish before the test looks at anything.
+  await deployment.scheduler.idle();
   return {
     deployment,
     schema,

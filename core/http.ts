@@ -1,3 +1,4 @@
+import type { ProtocolError } from './errors.ts';
 import { token } from './token.ts';
 
 /**
@@ -30,3 +31,9 @@ export class HttpRoutes {
 }
 
 export const Http = token<HttpRoutes>('core.http-routes');
+
+/** A raw route's answer to a refused request: the task error list (`{errors: [{code, message, field?}]}`), never cached. */
+export function protocolErrorResponse(error: ProtocolError): Response {
+  const entry = { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) };
+  return Response.json({ errors: [entry] }, { status: error.status, headers: { 'cache-control': 'no-store' } });
+}

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
-import type { HttpRoute } from '../../core/http.ts';
+import { protocolErrorResponse, type HttpRoute } from '../../core/http.ts';
 import { authenticateRequest, type AuthPort } from '../../core/ports/auth.ts';
 import { parseOrThrow } from '../../core/validation.ts';
 import type { ContentDeps } from './deps.ts';
@@ -70,7 +70,7 @@ export function artifactWebhookRoute(deps: ContentDeps, auth: AuthPort | undefin
         return json(200, { status: 'accepted', media_buy_id: p.media_buy_id, batch_id: p.batch_id, recorded: p.artifacts.length });
       } catch (error) {
         if (!(error instanceof ProtocolError)) throw error;
-        return json(error.status, { errors: [{ code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) }] });
+        return protocolErrorResponse(error);
       }
     },
   };

@@ -40,13 +40,18 @@ class RecordError extends Error {
  */
 export function reportUsageTask(ctx: CreativeContext, store: () => CreativeStorePort | undefined) {
   /** The account a record is kept under, and the leaf it names (if a generated creative). */
-  async function check(owner: string, r: UsageRecord, field: string): Promise<{ account_id: string; build_variant_id: string | null }> {
+  async function check(
+    owner: string,
+    r: UsageRecord,
+    field: string,
+    leaves: Awaited<ReturnType<typeof findVariants>>,
+  ): Promise<{ account_id: string; build_variant_id: string | null }> {
     const library = store();
     if (!r.creative_id) throw new RecordError('INVALID_REQUEST', `${field}.creative_id`, 'is required for a creative agent');
     const account = accountOf(r.account);
     if (!account) throw new RecordError('INVALID_REQUEST', `${field}.account`, 'must be {account_id} or {brand: {domain}, operator}');
     const leafId = r.build_variant_id ?? r.creative_id;
-    const leaf = (await findVariants(ctx.db, owner, [leafId])).get(leafId);
+    const leaf = leaves.get(leafId);
     if (leaf) {
       const accountId = await leafAccount(library, owner, leaf.account, account, `${field}.account`);
       if (accountId !== null) return { account_id: accountId, build_variant_id: leafId };
@@ -100,10 +105,13 @@ export function reportUsageTask(ctx: CreativeContext, store: () => CreativeStore
       const owner = principal.orgId;
       const errors: Json[] = [];
       const kept: Array<{ account_id: string; build_variant_id: string | null; r: UsageRecord }> = [];
+      // The build leaves every record may name, in one read.
+      const leafIds = input.usage.flatMap((r) => [r.build_variant_id ?? r.creative_id].filter((id): id is string => id !== undefined));
+      const leaves = await findVariants(ctx.db, owner, [...new Set(leafIds)]);
       for (const [i, r] of input.usage.entries()) {
         const field = `usage[${i}]`;
         try {
-          kept.push({ ...(await check(owner, r, field)), r });
+          kept.push({ ...(await check(owner, r, field, leaves)), r });
         } catch (error) {
           if (error instanceof RecordError) errors.push({ code: error.code, message: error.message, field: error.field });
           else if (error instanceof ProtocolError) errors.push({ code: error.code, message: error.message, field: `${field}.account` });

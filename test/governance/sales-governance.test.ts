@@ -5,7 +5,8 @@ import governance from '../../plugins/governance/index.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { clientFor, HOSTS } from '../support/agent.ts';
 import { bothVersionsErrors } from '../support/schemas.ts';
-import { HOUR, startSalesWorld, TOKEN as BUYER, type SalesWorld } from '../sales/fixture.ts';
+import { startSalesWorld, TOKEN as BUYER, type SalesWorld } from '../sales/fixture.ts';
+import { governedBuy, governedPlan } from './governed-buys.ts';
 import { startGovernanceServer, TOKEN as PLAN_OWNER, type GovernanceServer } from './fixture.ts';
 import { loopbackResolver, TEST_CERT } from '../support/loopback.ts';
 import { startTlsFront } from '../support/tls-front.ts';
@@ -13,33 +14,13 @@ import { startTlsFront } from '../support/tls-front.ts';
 let n = 0;
 const key = (p: string) => `${p}-${String(++n).padStart(12, '0')}`;
 
-/** 20,000 USD over the test flight, CTV only, at most 40% (8,000) with one seller. */
-const plan = (planId: string) => ({
-  plan_id: planId,
-  brand: { domain: 'acme.example' },
-  objectives: 'Launch',
-  budget: { total: 20_000, currency: 'USD', per_seller_max_pct: 40, reallocation_unlimited: true },
-  flight: { start: '2026-03-01T00:00:00Z', end: '2026-04-01T00:00:00Z' },
-  channels: { allowed: ['ctv'] },
-  countries: ['US'],
-});
-
 const SALES_TABLES = ['sales_media_buys', 'sales_packages', 'sales_buy_history', 'adsim_orders', 'adsim_lines'];
 async function counts(db: ReturnType<SalesWorld['seller']['deployment']['get']>) {
   return Promise.all(SALES_TABLES.map(async (t) => (await (db as any).query(sql`SELECT count(*)::int AS n FROM ${sql.raw(t)}`))[0].n as number));
 }
 
-function buy(w: SalesWorld, accountId: string, planId: string | undefined, budget: number) {
-  const start = w.clock.now().getTime() + HOUR;
-  return {
-    idempotency_key: key('buy'),
-    account: { account_id: accountId },
-    ...(planId ? { plan_id: planId } : {}),
-    start_time: new Date(start).toISOString(),
-    end_time: new Date(start + 48 * HOUR).toISOString(),
-    packages: [{ product_id: 'ctv_sports_premium', pricing_option_id: 'ctv_sports_cpm_fixed', budget }],
-  };
-}
+const plan = governedPlan;
+const buy = (w: SalesWorld, accountId: string, planId: string | undefined, budget: number) => governedBuy(w, key('buy'), accountId, planId, budget);
 
 forEachDatabase<SalesWorld>(
   'sales with governance in the same deployment',

@@ -5,7 +5,8 @@ import governance from '../../plugins/governance/index.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { clientFor, HOSTS } from '../support/agent.ts';
 import { bothVersionsErrors } from '../support/schemas.ts';
-import { HOUR, OTHER_TOKEN, startSalesWorld, TOKEN as BUYER, type SalesWorld } from '../sales/fixture.ts';
+import { OTHER_TOKEN, startSalesWorld, TOKEN as BUYER, type SalesWorld } from '../sales/fixture.ts';
+import { governedBuy, governedPlan } from './governed-buys.ts';
 import { startGovernanceServer, TOKEN as PLAN_OWNER, type GovernanceServer } from './fixture.ts';
 import { loopbackResolver, TEST_CERT } from '../support/loopback.ts';
 import { startTlsFront } from '../support/tls-front.ts';
@@ -17,27 +18,8 @@ let n = 0;
 const key = (p: string) => `${p}-${String(++n).padStart(12, '0')}`;
 const R = (f: string) => `account/${f}.json`;
 
-const plan = (planId: string) => ({
-  plan_id: planId,
-  brand: { domain: 'acme.example' },
-  objectives: 'Launch',
-  budget: { total: 20_000, currency: 'USD', per_seller_max_pct: 40, reallocation_unlimited: true },
-  flight: { start: '2026-03-01T00:00:00Z', end: '2026-04-01T00:00:00Z' },
-  channels: { allowed: ['ctv'] },
-  countries: ['US'],
-});
-
-function buy(w: SalesWorld, accountId: string, planId: string, budget: number) {
-  const start = w.clock.now().getTime() + HOUR;
-  return {
-    idempotency_key: key('buy'),
-    account: { account_id: accountId },
-    plan_id: planId,
-    start_time: new Date(start).toISOString(),
-    end_time: new Date(start + 48 * HOUR).toISOString(),
-    packages: [{ product_id: 'ctv_sports_premium', pricing_option_id: 'ctv_sports_cpm_fixed', budget }],
-  };
-}
+const plan = governedPlan;
+const buy = (w: SalesWorld, accountId: string, planId: string | undefined, budget: number) => governedBuy(w, key('buy'), accountId, planId, budget);
 
 type World = { w: SalesWorld; g: GovernanceServer; front: ReturnType<typeof startTlsFront> };
 

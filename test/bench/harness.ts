@@ -20,17 +20,18 @@ export interface Spawned {
 }
 
 /**
- * Spawn `bun [...bunArgs] <script> ...args`; the script prints `READY <port>` on stdout once it
- * serves (or a line `ready` matches, its first group the port: a server that is not ours).
+ * Spawn `bun [...bunArgs] <script> ...args` (or `[...launcher] <script> ...args`: another runtime); the
+ * script prints `READY <port>` on stdout once it serves (or a line `ready` matches, its first group the
+ * port: a server that is not ours).
  */
 export async function spawnServer(
   script: string,
   args: string[] = [],
   env: Record<string, string> = {},
-  options: { ready?: RegExp; bunArgs?: string[] } = {},
+  options: { ready?: RegExp; bunArgs?: string[]; launcher?: string[] } = {},
 ): Promise<Spawned> {
   const ready = options.ready ?? /READY (\d+)/;
-  const proc = Bun.spawn(['bun', ...(options.bunArgs ?? []), script, ...args], {
+  const proc = Bun.spawn([...(options.launcher ?? ['bun', ...(options.bunArgs ?? [])]), script, ...args], {
     stdout: 'pipe',
     stderr: 'inherit',
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },

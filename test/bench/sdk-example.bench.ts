@@ -2,11 +2,13 @@
 /**
  * `get_signals` over MCP beside the official SDK's example signals agent
  * (conformance/node_modules/@adcp/sdk/examples/signals-agent.ts: three segments in memory, no
- * upstream), measured in one run. Both run under Bun on loopback, each in its own process; the
- * same tools/call body (the same headers) goes to each from a load generator in its own process
+ * upstream), measured in one run, on loopback, each agent in its own process: ours under Bun, the
+ * example under each runtime of BENCH_SDK_RUNTIMES (default `node,bun`: `node` is how its header says to
+ * run it, `npx tsx examples/signals-agent.ts`, with the tsx pinned in conformance/; `bun` runs the same
+ * file under Bun). The same tools/call body (the same headers) goes to each from a load generator in its own process
  * (load.ts), BENCH_CONCURRENCY connections, in BENCH_ROUNDS rounds of BENCH_SECONDS alternating
- * which agent goes first, after an unmeasured round each; the ratio is the median of the rounds'
- * ratios, of req/s and of each server's CPU time per request (which the machine's load does not
+ * the order of agents, after an unmeasured round each; each ratio (ours against one run of the example) is the
+ * median of the rounds' ratios, of req/s and of each server's CPU time per request (which the machine's load does not
  * scale). Ours is the agents' deployment of table.bench.ts (agents-server.ts) on Postgres when
  * DATABASE_URL is set, else PGlite.
  * The example runs as its README says (`serve()` on PORT), with NODE_ENV=production (the SDK's
@@ -17,6 +19,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import postgres from 'postgres';
 import { cpuMs, load, loadAverage, rssMb, spawnServer, type LoadResult, type Spawned } from './harness.ts';
 
@@ -33,6 +36,11 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const SDK_NODE_ENV = process.env.BENCH_SDK_NODE_ENV ?? 'production';
+/** tsx's loader in node itself (`node --import`), not its CLI, which runs node as a child: one process to measure. */
+const TSX = join(import.meta.dir, '../../conformance/node_modules/tsx/dist/loader.mjs');
+const RUNTIMES = (process.env.BENCH_SDK_RUNTIMES ?? 'node,bun').split(',').filter((r) => r === 'bun' || (r === 'node' && existsSync(TSX)));
+if (!RUNTIMES.length) throw new Error('BENCH_SDK_RUNTIMES: node (needs conformance/ installed) and/or bun');
+const NODE_VERSION = RUNTIMES.includes('node') ? (await Bun.$`node --version`.text()).trim() : '';
 const JSON_OUT = process.argv.includes('--json');
 const log = (line: string) => (JSON_OUT ? console.error(line) : console.log(line));
 
@@ -68,13 +76,17 @@ const ours = await spawnServer(
   { bunArgs: process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [] },
 );
 servers.push(ours);
-const sdk = await spawnServer(
-  EXAMPLE,
-  [],
-  { PORT: '0', NODE_ENV: SDK_NODE_ENV, ADCP_DECISIONING_ALLOW_INMEMORY_STATE: '1' },
-  { ready: /AdCP agent running at http:\/\/[^:/]+:(\d+)/ },
-);
-servers.push(sdk);
+const examples: Array<{ runtime: string; server: Spawned }> = [];
+for (const runtime of RUNTIMES) {
+  const server = await spawnServer(
+    EXAMPLE,
+    [],
+    { PORT: '0', NODE_ENV: SDK_NODE_ENV, ADCP_DECISIONING_ALLOW_INMEMORY_STATE: '1' },
+    { ready: /AdCP agent running at http:\/\/[^:/]+:(\d+)/, launcher: runtime === 'node' ? ['node', '--import', pathToFileURL(TSX).href] : undefined },
+  );
+  servers.push(server);
+  examples.push({ runtime, server });
+}
 
 interface Agent {
   name: string;
@@ -105,15 +117,15 @@ const agents: Agent[] = [
     signals: 0,
     bytes: 0,
   },
-  {
-    name: `SDK example ${SDK_VERSION}`,
-    run: `@adcp/sdk ${SDK_VERSION} examples/signals-agent.ts (serve(), stateless MCP Streamable HTTP), bun ${Bun.version}, NODE_ENV=${SDK_NODE_ENV}`,
-    url: `http://127.0.0.1:${sdk.port}/mcp`,
-    pid: sdk.pid,
+  ...examples.map(({ runtime, server }) => ({
+    name: `SDK example (${runtime})`,
+    run: `@adcp/sdk ${SDK_VERSION} examples/signals-agent.ts (serve(), stateless MCP Streamable HTTP), ${runtime === 'node' ? `node ${NODE_VERSION} with tsx` : `bun ${Bun.version}`}, NODE_ENV=${SDK_NODE_ENV}`,
+    url: `http://127.0.0.1:${server.port}/mcp`,
+    pid: server.pid,
     rounds: [],
     signals: 0,
     bytes: 0,
-  },
+  })),
 ];
 for (const a of agents) Object.assign(a, await probe(a.url));
 
@@ -127,7 +139,7 @@ async function measure(a: Agent, seconds: number) {
 // An unmeasured round each first: the example's JIT keeps speeding up for a few thousand calls.
 for (const a of agents) await measure(a, WARMUP_SECONDS);
 for (let r = 0; r < ROUNDS; r++) {
-  // Alternate who goes first so a drift in the machine's load favours neither.
+  // Alternate the order so a drift in the machine's load favours none.
   for (const a of r % 2 ? [...agents].reverse() : agents) a.rounds.push(await measure(a, SECONDS));
   log(
     `  round ${r + 1}: ${agents.map((a) => `${a.name} ${a.rounds[r]!.rps}/s, ${a.rounds[r]!.cpu_ms_per_request} CPU ms/request`).join('; ')}; load average ${loadAverage()}`,
@@ -149,11 +161,14 @@ const median = (xs: number[]) => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
-const [mine, theirs] = agents as [Agent, Agent];
+const [mine, ...theirs] = agents as [Agent, ...Agent[]];
 const round2 = (x: number) => Math.round(x * 100) / 100;
-const ratios = mine.rounds.map((m, i) => round2(m.rps / theirs.rounds[i]!.rps));
-// Server CPU per request: what each costs, whatever share of the cores the machine's load left it.
-const cpuRatios = mine.rounds.map((m, i) => round2(theirs.rounds[i]!.cpu_ms_per_request / m.cpu_ms_per_request));
+/** Ours against one run of the example: req/s and (what the machine's load does not scale) server CPU per request. */
+const comparisons = theirs.map((t) => {
+  const ratios = mine.rounds.map((m, i) => round2(m.rps / t.rounds[i]!.rps));
+  const cpuRatios = mine.rounds.map((m, i) => round2(t.rounds[i]!.cpu_ms_per_request / m.cpu_ms_per_request));
+  return { against: t.name, ratio: median(ratios), round_ratios: ratios, cpu_ratio: median(cpuRatios), round_cpu_ratios: cpuRatios };
+});
 const summary = agents.map((a, i) => ({
   agent: a.name,
   run: a.run,
@@ -167,7 +182,6 @@ const summary = agents.map((a, i) => ({
   answer_bytes: a.bytes,
   rss_mb: rss[i],
 }));
-const ratio = median(ratios);
 const meta = {
   task: 'get_signals',
   request: ARGS,
@@ -178,10 +192,7 @@ const meta = {
   cores: navigator.hardwareConcurrency,
   load_before: loadBefore,
   load_after: loadAfter,
-  ratio,
-  round_ratios: ratios,
-  cpu_ratio: median(cpuRatios),
-  round_cpu_ratios: cpuRatios,
+  comparisons,
 };
 if (JSON_OUT) console.log(JSON.stringify({ ...meta, agents: summary }, null, 2));
 else {
@@ -195,9 +206,13 @@ else {
     );
     console.log(`${''.padEnd(20)} ${s.run}`);
   }
-  console.log(`ratio ${ratio.toFixed(2)}x req/s (rounds: ${ratios.join(', ')}); target >= 10x: ${ratio >= 10 ? 'met' : 'not met'}`);
-  console.log(
-    `ratio ${meta.cpu_ratio.toFixed(2)}x in server CPU per request (rounds: ${cpuRatios.join(', ')})${storage === 'postgres' ? "; the Postgres server's own CPU is not counted" : ''}`,
-  );
+  for (const c of comparisons) {
+    console.log(
+      `against ${c.against}: ratio ${c.ratio.toFixed(2)}x req/s (rounds: ${c.round_ratios.join(', ')}); target >= 10x: ${c.ratio >= 10 ? 'met' : 'not met'}`,
+    );
+    console.log(
+      `against ${c.against}: ratio ${c.cpu_ratio.toFixed(2)}x in server CPU per request (rounds: ${c.round_cpu_ratios.join(', ')})${storage === 'postgres' ? "; the Postgres server's own CPU is not counted" : ''}`,
+    );
+  }
 }
 process.exit(0);

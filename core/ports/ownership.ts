@@ -5,6 +5,14 @@ import type { Principal } from './auth.ts';
 /** What a save is about to do to a community entry. */
 export type OwnershipAction = 'create' | 'revise' | 'rollback';
 
+/** A current proof of control: `orgId` proved `domain` by `method` at `provenAt`, within the re-proof window. */
+export interface DomainProof {
+  domain: string;
+  orgId: string;
+  method: 'dns' | 'http';
+  provenAt: Date;
+}
+
 /**
  * Save-time anti-abuse controls of the hosted registry (registry-api "Save-time anti-abuse
  * controls"), consulted by the community save path when a deployment binds this port. Both
@@ -27,6 +35,12 @@ export interface OwnershipPort {
    * Contract: test/contract/ownership.contract.ts.
    */
   assertDistinct(tx: Queryable, principal: Principal, domain: string, registered: (skeleton: string) => Promise<string[]>): Promise<void>;
+  /**
+   * Every organization's current proof (at most the re-proof window old) of any of `domains` (normalized,
+   * exact: a proof of `example.com` says nothing of `sub.example.com`), whatever the mode. A read
+   * for other features (the brand agent's claim answers); org ids never leave the deployment.
+   */
+  currentProofs(domains: readonly string[]): Promise<DomainProof[]>;
 }
 
 export const Ownership = token<OwnershipPort>('registry.ownership');

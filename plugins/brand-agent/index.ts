@@ -22,6 +22,8 @@ import { verifyBrandClaimTasks } from './verify-brand-claim.ts';
 import { siPreviewRoute } from './si/preview-route.ts';
 import { Http } from '../../core/http.ts';
 import { Auth } from '../../core/ports/auth.ts';
+import { Ownership } from '../../core/ports/ownership.ts';
+import { BrandHolders } from '../../core/ports/brand-holders.ts';
 
 const options = v.object({
   /** The brands this agent represents: a domain (the registry key), optionally with its brand.json brand id. */
@@ -50,7 +52,8 @@ const options = v.object({
 
 /**
  * Brand agent: `get_brand_identity` for the brands it represents, `verify_brand_claim(s)` answered from
- * their brand.json and signed with the deployment's response-signing key (when a ResponseSigner is
+ * their brand.json, weighed against the registry's proofs of domain control when registry-ownership runs
+ * beside registry-brands, and signed with the deployment's response-signing key (when a ResponseSigner is
  * deployed: signer-keyring), sponsored-intelligence sessions
  * (`si_*` tasks, answered through the Conversation port or the built-in catalog conversation), from the registry's brand data
  * through the BrandProfiles port: the registry of the same deployment (registry-brands), or a
@@ -69,11 +72,13 @@ export default definePlugin({
     conversation: optional(Conversation),
     controller: optional(TestController),
     responseSigner: optional(ResponseSigner),
+    ownership: optional(Ownership),
+    holders: optional(BrandHolders),
   },
   options,
   env: { BRAND_AGENT_BRANDS: { path: 'brands', type: 'csv' }, BRAND_REGISTRY_URL: 'registryUrl' },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, clock, tasks, http, auth, profiles, crawler, conversation, controller, responseSigner }, kernel) {
+  init({ db, clock, tasks, http, auth, profiles, crawler, conversation, controller, responseSigner, ownership, holders }, kernel) {
     const o = kernel.options;
     let source = profiles;
     if (o.registryUrl) {
@@ -101,6 +106,8 @@ export default definePlugin({
           logger: kernel.logger,
           agentUrl: `${base}/mcp`,
           ttlSeconds: o.signedResponseTtlSeconds,
+          // Proofs of this deployment's registry weigh only answers from its own brand entries, not a registry elsewhere.
+          control: ownership && holders && !o.registryUrl ? { ownership, holders } : undefined,
         }),
       );
     }

@@ -9,6 +9,7 @@ import { timestamp, versionFields } from '../../lib/adcp/request-fields.ts';
 import { signResponsePayload } from '../../lib/signer/response-jws.ts';
 import { answerClaim, isAffirmative, portfolioOf, type Claim, type ClaimAnswer } from './claims.ts';
 import type { RepresentedBrand } from './get-brand-identity.ts';
+import { domainControl, type DomainControlDeps } from './domain-control.ts';
 
 const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 const hostname = v.pipe(v.string('must be a string'), v.regex(HOSTNAME, 'must be a hostname such as brand.example'));
@@ -83,12 +84,15 @@ export interface ClaimTaskDeps {
   /** The agent entry whose response-signing key verifies the answers (`agent_url` of the signed payload). */
   agentUrl: string;
   ttlSeconds: number;
+  /** The registry's proofs of domain control, when it runs in this deployment; absent, the brand.json alone answers. */
+  control?: DomainControlDeps;
 }
 
 /**
  * The brand answering a call, derived server-side: the one named by `brand_id`, the only one, or (a
  * multi-brand agent asked without a name) the represented brand whose data affirms most claims, the
- * first listed on a tie. Every claim of the call is answered from that brand's data.
+ * first listed on a tie. Every claim of the call is answered from that brand's data, weighed against
+ * the registry's proofs of domain control where the deployment has them.
  */
 async function answer(deps: ClaimTaskDeps, claims: readonly Claim[], brandId: string | undefined): Promise<{ domain: string; answers: ClaimAnswer[] }> {
   let candidates = deps.brands;
@@ -103,6 +107,13 @@ async function answer(deps: ClaimTaskDeps, claims: readonly Claim[], brandId: st
       });
   }
   if (!candidates.length) throw new ProtocolError('REFERENCE_NOT_FOUND', 'This agent represents no brand', { status: 404 });
+  const weigh = deps.control
+    ? await domainControl(
+        deps.control,
+        candidates.map((b) => b.domain),
+        claims,
+      )
+    : undefined;
   let best: { domain: string; answers: ClaimAnswer[]; score: number } | null = null;
   for (const brand of candidates) {
     let portfolio: BrandPortfolio | undefined;
@@ -112,7 +123,10 @@ async function answer(deps: ClaimTaskDeps, claims: readonly Claim[], brandId: st
       deps.logger.warn({ err: error, domain: brand.domain }, 'brand registry could not be asked');
       throw new ProtocolError('SERVICE_UNAVAILABLE', 'The brand registry cannot be reached; retry later', { status: 503, recovery: 'transient' });
     }
-    const answers = claims.map((c) => answerClaim(brand.domain, brand.brand_id, portfolio, c));
+    const answers = claims.map((c) => {
+      const a = answerClaim(brand.domain, brand.brand_id, portfolio, c);
+      return weigh ? weigh(brand.domain, c, a) : a;
+    });
     const score = answers.filter(isAffirmative).length;
     if (!best || score > best.score) best = { domain: brand.domain, answers, score };
   }
@@ -138,7 +152,7 @@ export function verifyBrandClaimTasks(deps: ClaimTaskDeps) {
   const verifyOne = defineTask({
     name: 'verify_brand_claim',
     description:
-      "Ask the brand whether its own data confirms a claim about it: a subsidiary (house side), its parent house, a property, or a trademark. Answered from the brand's brand.json as the registry holds it; the answer carries a signed_response (payload JWS under the agent's response-signing key).",
+      "Ask the brand whether its own data confirms a claim about it: a subsidiary (house side), its parent house, a property, or a trademark. Answered from the brand's brand.json as the registry holds it, weighed against the registry's proofs of domain control where it has them (details.evidence, or disputed when another registrant proved the domain); the answer carries a signed_response (payload JWS under the agent's response-signing key).",
     protocol: 'brand',
     requestSchema: 'brand/verify-brand-claim-request.json',
     auth: 'optional',

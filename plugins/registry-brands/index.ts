@@ -11,6 +11,8 @@ import { BrandLookup } from '../../core/ports/brand-lookup.ts';
 import { brandLookup } from './lookup.ts';
 import { BrandProfiles } from '../../core/ports/brand-profiles.ts';
 import { brandProfiles } from './profiles.ts';
+import { BrandHolders } from '../../core/ports/brand-holders.ts';
+import { brandHolders } from './holders.ts';
 import type { BrandData } from './schemas.ts';
 
 const SPEC: RevisionedRegistry<BrandData, BrandMatch> = {
@@ -29,6 +31,8 @@ const SPEC: RevisionedRegistry<BrandData, BrandMatch> = {
   ports: [
     { token: BrandLookup, make: (db, cache) => brandLookup(db, cache) },
     { token: BrandProfiles, make: (db, cache) => brandProfiles(db, cache) },
+    // The brand agent weighs registry proofs of domain control by who holds the brand's entry.
+    { token: BrandHolders, make: (db, cache) => brandHolders(db, cache) },
   ],
 };
 
@@ -37,7 +41,7 @@ export default definePlugin({
   name: 'registry-brands',
   options: revisionedOptions,
   env: revisionedEnv,
-  provides: [BrandJsonRecords, BrandDirectory, BrandLookup, BrandProfiles],
+  provides: [BrandJsonRecords, BrandDirectory, BrandLookup, BrandProfiles, BrandHolders],
   deps: revisionedDeps,
   migrations: [
     {

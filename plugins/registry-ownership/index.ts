@@ -54,7 +54,7 @@ export default definePlugin({
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
   init({ db, clock, ids, crawler, endpoints, limiter }, kernel) {
     const o = kernel.options;
-    kernel.provide(Ownership, ownershipPolicy({ mode: o.mode, reproveAfterDays: o.reproveAfterDays, protectedDomains: o.protectedDomains, clock }));
+    kernel.provide(Ownership, ownershipPolicy({ mode: o.mode, reproveAfterDays: o.reproveAfterDays, protectedDomains: o.protectedDomains, clock, db }));
     endpoints.add(...ownershipEndpoints({ db, clock, ids, crawler, limiter, logger: kernel.logger, namespace: kernel.config.protocol.namespace, settings: o }));
     if (o.pruneIntervalMs) {
       kernel.scheduler.add({

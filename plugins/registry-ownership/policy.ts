@@ -3,8 +3,9 @@ import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { confusableSkeleton } from '../../lib/confusables.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
+import type { Queryable } from '../../core/ports/database.ts';
 import type { OwnershipAction, OwnershipPort } from '../../core/ports/ownership.ts';
-import { latestProof } from './store.ts';
+import { latestProof, proofsSince } from './store.ts';
 
 export const DAY_MS = 86_400_000;
 
@@ -14,6 +15,8 @@ export interface PolicyOptions {
   /** Normalized (ASCII) domains whose look-alikes are refused. */
   protectedDomains: readonly string[];
   clock: ClockPort;
+  /** Where currentProofs reads (saves pass their own transaction to the assertions). */
+  db: Queryable;
 }
 
 const VERB: Record<OwnershipAction, string> = { create: 'creating', revise: 'revising', rollback: 'rolling back' };
@@ -76,6 +79,10 @@ export function ownershipPolicy(o: PolicyOptions): OwnershipPort {
         `${shown(domain)} can be mistaken for ${shown(lookalikeOf)}, which is ${kind === 'protected' ? 'a protected domain' : 'already registered'}; new entries for look-alike domains are refused. If it is a genuinely different domain, ask a registry administrator to create the entry.`,
         { status: 409, details: { domain, lookalike_of: lookalikeOf, reason: kind, skeleton } },
       );
+    },
+
+    currentProofs(domains) {
+      return proofsSince(o.db, domains, new Date(o.clock.now().getTime() - windowMs));
     },
   };
 }

@@ -1,5 +1,6 @@
 import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
+import type { DomainProof } from '../../core/ports/ownership.ts';
 
 /** Only this hash of a nonce is stored; the nonce itself is shown once, to its requester. */
 export const hashNonce = (nonce: string) => new Bun.CryptoHasher('sha256').update(nonce).digest() as Buffer;
@@ -95,6 +96,15 @@ export async function latestProof(db: Queryable, orgId: string, domain: string):
   const [row] = await db.query<{ method: string; proven_at: Date | string }>(sql`SELECT method, proven_at FROM ownership_proofs
     WHERE org_id = ${orgId}::uuid AND domain = ${domain}::text`);
   return row ? { method: row.method, proven_at: new Date(row.proven_at) } : null;
+}
+
+/** Every organization's proofs of any of `domains` made at or after `since`. */
+export async function proofsSince(db: Queryable, domains: readonly string[], since: Date): Promise<DomainProof[]> {
+  if (!domains.length) return [];
+  const rows = await db.query<{ domain: string; org_id: string; method: 'dns' | 'http'; proven_at: Date | string }>(sql`
+    SELECT domain, org_id::text, method, proven_at FROM ownership_proofs
+    WHERE domain = ANY(${domains}::text[]) AND proven_at >= ${since}::timestamptz ORDER BY domain, proven_at DESC`);
+  return rows.map((r) => ({ domain: r.domain, orgId: r.org_id, method: r.method, provenAt: new Date(r.proven_at) }));
 }
 
 /** Delete challenges whose lifetime ended before `before` (all are dead by then); proofs are kept. */

@@ -1,6 +1,4 @@
 import { expect, test } from 'bun:test';
-import { createHash } from 'node:crypto';
-import { flattenedVerify, importJWK } from 'jose';
 import { Database } from '../../core/ports/database.ts';
 import { BrandJsonRecords } from '../../core/ports/authoritative-records.ts';
 import auth from '../../plugins/auth/index.ts';
@@ -17,11 +15,11 @@ import rateLimit from '../../plugins/rate-limit/index.ts';
 import crawlerHttp from '../../plugins/crawler-http/index.ts';
 import { loopbackResolver, TEST_CERT } from '../support/loopback.ts';
 import { startTlsFront } from '../support/tls-front.ts';
-import { canonicalJson } from '../../lib/canonical-json.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { clientFor, type Body, type HostName } from '../support/agent.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { bothVersionsErrors } from '../support/schemas.ts';
+import { checkSigned, schemaOf } from '../support/brand-claims.ts';
 import { newKey } from '../support/principals.ts';
 
 const TOKEN = 'brand-claims-test-token-0123456789';
@@ -68,34 +66,6 @@ async function seedRegistry(server: TestServer): Promise<void> {
     json: { domain: 'bean.example', brand_name: 'Bean Roasters', brand_manifest: { description: 'Coffee' } },
   });
   if (!saved.ok) throw new Error(`save failed: ${await saved.text()}`);
-}
-
-const schemaOf = (task: string) => `brand/${task.replaceAll('_', '-')}-response.json`;
-
-/** The answer validates against 3.1.19; on success its signed_response verifies with jose against the published response-signing key. */
-async function checkSigned(server: TestServer, task: string, body: Body, binding: Record<string, unknown>): Promise<Record<string, any>> {
-  expect(bothVersionsErrors(schemaOf(task), body)).toEqual([]);
-  const { signed_response: signed, status: _status, context: _context, ...unsigned } = body;
-  const jwks = (await (await server.fetch('/.well-known/jwks.json')).json()) as { keys: Array<Record<string, any>> };
-  const header = JSON.parse(Buffer.from(signed.protected, 'base64url').toString());
-  expect(header).toEqual({ alg: 'EdDSA', kid: expect.any(String), typ: 'adcp-response-payload+jws' });
-  const jwk = jwks.keys.find((k) => k.kid === header.kid)!;
-  expect(jwk.adcp_use).toBe('response-signing');
-  // The webhook key is another key, published with its own purpose.
-  expect(jwks.keys.filter((k) => k.adcp_use === 'webhook-signing').map((k) => k.kid)).not.toContain(header.kid);
-  const key = await importJWK(jwk, 'EdDSA');
-  const jws = { protected: signed.protected, payload: Buffer.from(canonicalJson(signed.payload)).toString('base64url'), signature: signed.signature };
-  const verified = await flattenedVerify(jws, key);
-  expect(JSON.parse(new TextDecoder().decode(verified.payload))).toEqual(signed.payload);
-  // A changed answer no longer verifies.
-  const forged = { ...signed.payload, response: { ...signed.payload.response, forged: true } };
-  await expect(flattenedVerify({ ...jws, payload: Buffer.from(canonicalJson(forged)).toString('base64url') }, key)).rejects.toThrow();
-  const p = signed.payload;
-  expect(p.response).toEqual(unsigned);
-  expect(p).toMatchObject({ typ: 'adcp-response-payload+jws', task, agent_url: expect.stringMatching(/^http:\/\/[^/]+\/mcp$/) });
-  expect(p.exp - p.iat).toBe(3600);
-  expect(p.request_hash).toBe(`sha256:${createHash('sha256').update(canonicalJson(binding)).digest('base64url')}`);
-  return p;
 }
 
 forEachDatabase<TestServer>(

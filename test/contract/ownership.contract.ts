@@ -82,6 +82,29 @@ export function ownershipContract(name: string, make: () => Promise<OwnershipSub
       await proven(a.principal, d, 'revise');
     });
 
+    test("currentProofs: every organization's proofs of exactly the domains asked, while within reproveAfterDays", async () => {
+      const [a, b] = [await s.caller('member'), await s.caller('member')];
+      const [shared, own, unproven] = [domain('shared'), domain('own'), domain('unproven')];
+      await a.prove(shared);
+      await b.prove(shared);
+      await a.prove(own);
+      const at = s.clock.now();
+      const current = async () =>
+        (await s.port.currentProofs([shared, own, unproven, `sub.${own}`])).map((p) => [p.domain, p.orgId, p.method, p.provenAt.toISOString()]);
+      expect((await current()).sort()).toEqual(
+        [
+          [shared, a.principal.orgId, 'dns', at.toISOString()],
+          [shared, b.principal.orgId, 'dns', at.toISOString()],
+          [own, a.principal.orgId, 'dns', at.toISOString()],
+        ].sort(),
+      );
+      expect(await s.port.currentProofs([])).toEqual([]);
+      s.clock.advance(s.reproveAfterDays * DAY);
+      expect(await current()).toHaveLength(3);
+      s.clock.advance(1000);
+      expect(await current()).toEqual([]);
+    });
+
     test('admins moderate without proof and may create look-alikes', async () => {
       const { principal } = await s.caller('admin');
       for (const action of ACTIONS) await proven(principal, domain('moderated'), action);

@@ -30,7 +30,9 @@ export function claimedDomain(claim: Claim): string | undefined {
 /**
  * Reads, in one query, the current proofs of every domain the claims name, and returns how they bear
  * on an answer the brand.json confirms (`owned`): a proof by the brand's holder adds
- * `details.evidence`; a proof by other organizations only makes the claim `disputed`. The holder is the
+ * `details.evidence`; a website proven only by other organizations makes the claim `disputed`. A house
+ * and its brands often register apart, so another registrant's proof of a parent or subsidiary domain
+ * disputes nothing. The holder is the
  * organization holding the brand's registry entry, or (an entry no organization holds, such as a crawled
  * brand.json) those with a current proof of the brand's own domain; with none, proofs decide nothing.
  * Other answers, and domains nobody has proven, stand as the brand.json gives them.
@@ -58,6 +60,7 @@ export async function domainControl(deps: DomainControlDeps, brandDomains: reado
       const evidence = { type: 'registry_domain_control', domain, verification_method: own.method, verified_at: own.provenAt.toISOString() };
       return { ...answer, details: { ...(answer.details as Record<string, unknown> | undefined), evidence } };
     }
+    if (claim.claim_type !== 'property') return answer;
     return {
       verification_status: 'disputed',
       ...(answer.details ? { details: answer.details } : {}),

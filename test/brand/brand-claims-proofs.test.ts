@@ -165,18 +165,24 @@ forEachDatabase<{ server: TestServer; clock: ManualClock; orgs: Orgs }>(
       expect(crawledShop).toMatchObject({ verification_status: 'owned', details: { evidence: evidence('crawled-shop.example') } });
     });
 
-    test('another organization has proven the domain: disputed, with a note naming no registrant', async () => {
+    test('another organization has proven a website: disputed, with a note naming no registrant', async () => {
       const contested = await property(HOUSE, 'contested.example');
       expect(contested).toMatchObject({ verification_status: 'disputed', details: { relationship: 'owned', brand_id: 'acme' } });
       expect(contested.context_note).toContain('contested.example is proven in the registry by a different registrant');
       expect(contested.details.evidence).toBeUndefined();
       namesNoRegistrant(contested);
+      expect((await property('crawled.example', 'crawled-taken.example')).verification_status).toBe('disputed');
+    });
+
+    test("another organization has proven a subsidiary's or parent's domain: still owned (a house and its brands may register apart), no evidence", async () => {
       const pets = await verify({ brand_id: HOUSE, claim_type: 'subsidiary', claim: { subsidiary_domain: 'pets-acme.example' } });
-      expect(pets.verification_status).toBe('disputed');
+      expect(pets).toMatchObject({ verification_status: 'owned', details: { brand_id: 'acme_pets' } });
+      expect(pets.details.evidence).toBeUndefined();
       // pets-acme.example's domain is the other organization's; the house it names was proven by the holder.
       const parent = await verify({ brand_id: 'pets-acme.example', claim_type: 'parent', claim: { parent_domain: HOUSE } });
-      expect(parent).toMatchObject({ verification_status: 'disputed', details: { house_domain: HOUSE } });
-      expect((await property('crawled.example', 'crawled-taken.example')).verification_status).toBe('disputed');
+      expect(parent).toMatchObject({ verification_status: 'owned', details: { house_domain: HOUSE } });
+      expect(parent.details.evidence).toBeUndefined();
+      expect(parent.context_note).toBeUndefined();
     });
 
     test('no proof, no holder, or an answer that is not owned: the brand.json answer stands', async () => {
@@ -211,7 +217,7 @@ forEachDatabase<{ server: TestServer; clock: ManualClock; orgs: Orgs }>(
         { claim_type: 'property', status: 'owned', details: { relationship: 'owned', brand_id: 'acme', evidence: evidence('shop-acme.example') } },
         { claim_type: 'property', status: 'disputed', details: { relationship: 'owned', brand_id: 'acme' }, context_note: expect.any(String) },
         { claim_type: 'property', status: 'owned', details: { relationship: 'owned', brand_id: 'acme' } },
-        { claim_type: 'subsidiary', status: 'disputed', details: { brand_id: 'acme_pets' }, context_note: expect.any(String) },
+        { claim_type: 'subsidiary', status: 'owned', details: { brand_id: 'acme_pets' } },
       ]);
       await checkSigned(get().server, 'verify_brand_claims', r.body, { task: 'verify_brand_claims', caller_identity: 'anonymous', claims });
       for (const [task, args, field] of [

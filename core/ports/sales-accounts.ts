@@ -9,9 +9,16 @@ export interface SalesAccount {
   operator: string;
   billing: string;
   payment_terms: string | null;
+  /** The most this account may owe (core/account.json), set by the seller; null: the seller's default. */
+  credit_limit: CreditLimit | null;
   sandbox: boolean;
   status: string;
   name: string;
+}
+
+export interface CreditLimit {
+  amount: number;
+  currency: string;
 }
 
 /** How a request names an account: `{account_id}` or `{brand: {domain}, operator}` (core/account-ref.json). */

@@ -4,6 +4,7 @@ import type { Queryable } from '../../core/ports/database.ts';
 import { defineScenario, ScenarioError, type TestScenario } from '../../core/ports/test-controller.ts';
 import type { Principal } from '../../core/ports/auth.ts';
 import { insertAccount, newAccount, type AccountsDeps } from './store.ts';
+import { creditLimit, PAYMENT_TERMS } from './terms.ts';
 
 const id = v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128));
 const ACCOUNT_STATUSES = ['active', 'pending_approval', 'rejected', 'payment_required', 'suspended', 'closed'] as const;
@@ -41,7 +42,8 @@ export function accountScenarios(deps: AccountsDeps): TestScenario[] {
       name: 'seed_account',
       protocol: 'media_buy',
       servedWith: ['creative'],
-      description: 'Create a sandbox account of the caller with a chosen account_id: params {account_id, fixture: {brand: {domain}, operator, billing}}',
+      description:
+        'Create a sandbox account of the caller with a chosen account_id: params {account_id, fixture: {brand: {domain}, operator, billing, payment_terms, credit_limit: {amount, currency}}}',
       params: v.object({
         account_id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$')),
         fixture: v.optional(
@@ -49,6 +51,8 @@ export function accountScenarios(deps: AccountsDeps): TestScenario[] {
             brand: v.optional(v.object({ domain: v.pipe(v.string(), v.regex(/^[a-z0-9.-]{1,253}$/, 'must be a lowercase domain name')) })),
             operator: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9.-]{1,253}$/, 'must be a lowercase domain name'))),
             billing: v.optional(v.picklist(['operator', 'agent', 'advertiser'])),
+            payment_terms: v.optional(v.picklist(PAYMENT_TERMS, `must be one of ${PAYMENT_TERMS.join(', ')}`)),
+            credit_limit: v.optional(creditLimit),
           }),
           {},
         ),
@@ -67,6 +71,8 @@ export function accountScenarios(deps: AccountsDeps): TestScenario[] {
             brand_domain: brand,
             operator,
             billing: params.fixture.billing ?? 'operator',
+            payment_terms: params.fixture.payment_terms,
+            credit_limit: params.fixture.credit_limit,
             sandbox: true,
           });
           await insertAccount(tx, row, now);

@@ -9,7 +9,7 @@ import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
 import type { SecretBoxPort } from '../../core/ports/secrets.ts';
-import type { SalesAccount, SalesAccountRef, SalesAccountsPort } from '../../core/ports/sales-accounts.ts';
+import type { CreditLimit, SalesAccount, SalesAccountRef, SalesAccountsPort } from '../../core/ports/sales-accounts.ts';
 
 export type AccountRow = SalesAccount;
 type AccountRef = SalesAccountRef;
@@ -49,7 +49,15 @@ async function findAccount(deps: AccountDeps, q: Queryable, owner: string, ref: 
 export function newAccount(
   deps: Pick<AccountDeps, 'ids'>,
   owner: string,
-  a: { brand_domain: string; operator: string; billing: string; payment_terms?: string | null; sandbox: boolean; account_id?: string },
+  a: {
+    brand_domain: string;
+    operator: string;
+    billing: string;
+    payment_terms?: string | null;
+    credit_limit?: CreditLimit | null;
+    sandbox: boolean;
+    account_id?: string;
+  },
 ): AccountRow {
   return {
     account_id: a.account_id ?? `acc_${deps.ids.uuid7().replace(/-/g, '')}`,
@@ -58,6 +66,7 @@ export function newAccount(
     operator: a.operator,
     billing: a.billing,
     payment_terms: a.payment_terms ?? null,
+    credit_limit: a.credit_limit ?? null,
     sandbox: a.sandbox,
     status: 'active',
     name: `${a.brand_domain} via ${a.operator}`,
@@ -67,9 +76,9 @@ export function newAccount(
 /** Write a new account; `ifAbsent` leaves one of the same natural key in place (and returns nothing). */
 export async function insertAccount(q: Queryable, row: AccountRow, now: Date, ifAbsent = false): Promise<AccountRow | undefined> {
   const rows = await q.query<AccountRow>(sql`
-    INSERT INTO sales_accounts (account_id, owner, brand_domain, operator, billing, payment_terms, sandbox, status, name, created_at, updated_at)
+    INSERT INTO sales_accounts (account_id, owner, brand_domain, operator, billing, payment_terms, credit_limit, sandbox, status, name, created_at, updated_at)
     VALUES (${row.account_id}::text, ${row.owner}::text, ${row.brand_domain}::text, ${row.operator}::text, ${row.billing}::text, ${row.payment_terms}::text,
-            ${row.sandbox}::boolean, ${row.status}::text, ${row.name}::text, ${now}::timestamptz, ${now}::timestamptz)
+            ${row.credit_limit}::jsonb, ${row.sandbox}::boolean, ${row.status}::text, ${row.name}::text, ${now}::timestamptz, ${now}::timestamptz)
     ${ifAbsent ? sql`ON CONFLICT (owner, brand_domain, operator, sandbox) DO NOTHING` : sql.empty} RETURNING *`);
   return rows[0];
 }
@@ -122,7 +131,23 @@ export function renderAccount(a: AccountRow): Json {
     sandbox: a.sandbox,
   };
   if (a.payment_terms) out.payment_terms = a.payment_terms;
+  if (a.credit_limit) out.credit_limit = { ...a.credit_limit };
   return out;
+}
+
+/** An account by its id, whoever owns it (the operator's commands). */
+export async function accountById(q: Queryable, accountId: string): Promise<AccountRow | undefined> {
+  return (await q.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE account_id = ${accountId}::text`))[0];
+}
+
+/**
+ * The seller's credit limit of an account (`null`: the seller's default), whoever owns it: the
+ * operator's setting (`bun run sales set-credit-limit`). False when there is no such account.
+ */
+export async function setCreditLimit(q: Queryable, accountId: string, limit: CreditLimit | null, now: Date): Promise<boolean> {
+  const rows = await q.query(sql`UPDATE sales_accounts SET credit_limit = ${limit}::jsonb, updated_at = ${now}::timestamptz
+    WHERE account_id = ${accountId}::text RETURNING account_id`);
+  return rows.length > 0;
 }
 
 /** The SalesAccounts port of this plugin. */

@@ -5,6 +5,7 @@ import { defineTask, type Json } from '../../core/task.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import { accountRef, brandRef, domain, pagination, versionFields } from '../../lib/adcp/request-fields.ts';
 import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/query-cursor.ts';
+import { PAYMENT_TERMS } from './terms.ts';
 import { insertAccount, isSandbox, newAccount, renderAccount, type AccountRow, type AccountsDeps } from './store.ts';
 
 const ACCOUNT_STATUSES = ['active', 'pending_approval', 'rejected', 'payment_required', 'suspended', 'closed'] as const;
@@ -13,9 +14,7 @@ const accountInput = v.object({
   brand: brandRef,
   operator: domain,
   billing: v.picklist(['operator', 'agent', 'advertiser'], 'must be operator, agent or advertiser'),
-  payment_terms: v.optional(
-    v.picklist(['net_15', 'net_30', 'net_45', 'net_60', 'net_90', 'prepay'], 'must be net_15, net_30, net_45, net_60, net_90 or prepay'),
-  ),
+  payment_terms: v.optional(v.picklist(PAYMENT_TERMS, `must be one of ${PAYMENT_TERMS.join(', ')}`)),
   sandbox: v.optional(v.boolean()),
 });
 

@@ -26,6 +26,8 @@ export interface SalesOptions {
   agentUrl: string;
   /** Refuse media buys without a plan_id when a governance agent is configured. */
   governanceRequired: boolean;
+  /** Credit limit of a net_* account without its own, in the currency it is billed in. */
+  defaultCreditLimit: number;
 }
 
 /** Everything the sales tasks, the lifecycle job and the event handlers share (built once in init). */

@@ -35,6 +35,8 @@ import { updateMediaBuyTask } from './buys/update.ts';
 import { getMediaBuysTask } from './buys/list.ts';
 import { getMediaBuyDeliveryTask } from './delivery.ts';
 import { getAccountFinancialsTask } from './financials.ts';
+import { issueInvoices } from './billing/invoices.ts';
+import { billingScenarios } from './billing/scenarios.ts';
 import { AD_SERVER_TOOLS } from './upstream.ts';
 import { createEventHandler } from './impairments.ts';
 import { runDueBuy } from './lifecycle.ts';
@@ -62,6 +64,10 @@ const options = v.object({
   impairmentCoalesceSeconds: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(300, 'must be at most 300 (5 minutes)')), 300),
   /** How often the lifecycle job looks for due transitions, reports and impairment fires. */
   jobIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10)), 1000),
+  /** How often the invoicing job looks for closed months to invoice (an invoice follows its month's close by at most this). */
+  invoiceIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10)), 3_600_000),
+  /** The credit limit of a net_* account without its own (core/account.json credit_limit), in the currency it is billed in. */
+  defaultCreditLimit: v.optional(v.pipe(v.number(), v.minValue(0)), 50_000),
   /** This agent's URL as governance agents see it (default: server.publicUrl, else http://localhost:PORT). */
   agentUrl: v.optional(v.pipe(v.string(), v.url('must be an absolute URL'))),
   /**
@@ -165,6 +171,7 @@ export default definePlugin({
         impairmentCoalesceSeconds: o.impairmentCoalesceSeconds,
         agentUrl: (o.agentUrl ?? publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, ''),
         governanceRequired: o.governance.required,
+        defaultCreditLimit: o.defaultCreditLimit,
       },
       logger: kernel.logger,
     };
@@ -198,9 +205,10 @@ export default definePlugin({
     kernel.provide(MediaBuys, mediaBuysPort);
     creatives.attach(creativePackages);
     adServer.subscribe(createEventHandler(deps));
-    controller?.register(...salesScenarios(deps, simulation), ...salesSeeds(deps), ...forcedArmScenarios(deps));
+    controller?.register(...salesScenarios(deps, simulation), ...salesSeeds(deps), ...forcedArmScenarios(deps), ...billingScenarios(deps));
     controller?.declareUpstreams(...AD_SERVER_TOOLS);
     kernel.scheduler.add({ name: 'lifecycle', intervalMs: o.jobIntervalMs, run: async () => ((await runDueBuy(deps)) ? 'again' : undefined) });
+    kernel.scheduler.add({ name: 'invoices', intervalMs: o.invoiceIntervalMs, run: async () => ((await issueInvoices(deps)) ? 'again' : undefined) });
     let pinned: v.InferOutput<typeof sandboxLists> = [];
     if (o.sandboxLists) {
       const parsed = v.safeParse(sandboxLists, JSON.parse(readFileSync(o.sandboxLists, 'utf8')));

@@ -40,6 +40,8 @@ const SELLER_SCENARIOS = [
   'simulate_delayed_report',
   'simulate_delivery',
   'simulate_budget_spend',
+  'force_invoice_status',
+  'simulate_account_top_up',
   'force_create_media_buy_arm',
   'force_get_products_arm',
   'force_task_completion',

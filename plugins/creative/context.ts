@@ -60,11 +60,10 @@ export async function resolveFormats(
   standIn?: (ref: FormatIdInput) => FormatDefinition | undefined,
 ): Promise<ResolvedFormat[]> {
   const found = known ?? (await ctx.catalog.find(refs.map((r) => r.ref.id)));
-  const local = localFormatIds(ctx.agentUrl);
   return refs.map(({ ref, field }) => {
     const definition = found.get(ref.id) ?? standIn?.(ref);
     if (!definition) {
-      const elsewhere = local(ref) ? '' : ` (it names ${ref.agent_url.slice(0, 200)}: ask that agent)`;
+      const elsewhere = localFormatIds(ctx.agentUrl)(ref) ? '' : ` (it names ${ref.agent_url.slice(0, 200)}: ask that agent)`;
       throw new ProtocolError('FORMAT_NOT_SUPPORTED', `${field}: format ${ref.id} is not supported by this agent${elsewhere}`, {
         status: 404,
         field,

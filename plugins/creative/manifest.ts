@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
 import type { FormatDefinition } from '../../core/ports/creative-generator.ts';
 import { formatIdSchema } from './format-id.ts';
+import { fastVariant } from '../../lib/fast-variant.ts';
 
 type Json = Record<string, any>;
 
@@ -59,30 +60,32 @@ export const ASSET_TYPES = [
 ] as const;
 
 /** One asset of a manifest, by `asset_type` (agent-protocol "Creative manifest"; AdCP asset schemas). */
-export const assetSchema = v.variant(
-  'asset_type',
-  [
-    v.looseObject({ asset_type: v.literal('image'), url: httpUrl, width: size, height: size, alt_text: v.optional(content(500)) }),
-    v.looseObject({ asset_type: v.literal('video'), url: httpUrl, width: v.optional(size), height: v.optional(size), duration_ms: v.optional(duration) }),
-    v.looseObject({ asset_type: v.literal('audio'), url: httpUrl, duration_ms: v.optional(duration) }),
-    v.looseObject({ asset_type: v.literal('text'), content: content(MANIFEST_LIMITS.text) }),
-    v.looseObject({ asset_type: v.literal('markdown'), content: content(MANIFEST_LIMITS.text) }),
-    v.looseObject({ asset_type: v.literal('html'), content: content(MANIFEST_LIMITS.markup) }),
-    v.looseObject({ asset_type: v.literal('css'), content: content(MANIFEST_LIMITS.markup) }),
-    v.looseObject({ asset_type: v.literal('javascript'), content: content(MANIFEST_LIMITS.markup) }),
-    tag('vast'),
-    tag('daast'),
-    // URL assets may carry universal macros (`{CLICK_URL}`): checked as http(s) once macros are applied.
-    v.looseObject({
-      asset_type: v.literal('url'),
-      url: httpUrl,
-      url_type: v.optional(v.picklist(['clickthrough', 'tracker_pixel', 'tracker_script'], 'must be clickthrough, tracker_pixel or tracker_script')),
-    }),
-    v.looseObject({ asset_type: v.literal('webhook'), url: httpUrl }),
-    v.looseObject({ asset_type: v.literal('brief') }),
-    v.looseObject({ asset_type: v.literal('catalog') }),
-  ],
-  `must be an asset object with asset_type one of ${ASSET_TYPES.join(', ')}`,
+export const assetSchema = fastVariant(
+  v.variant(
+    'asset_type',
+    [
+      v.looseObject({ asset_type: v.literal('image'), url: httpUrl, width: size, height: size, alt_text: v.optional(content(500)) }),
+      v.looseObject({ asset_type: v.literal('video'), url: httpUrl, width: v.optional(size), height: v.optional(size), duration_ms: v.optional(duration) }),
+      v.looseObject({ asset_type: v.literal('audio'), url: httpUrl, duration_ms: v.optional(duration) }),
+      v.looseObject({ asset_type: v.literal('text'), content: content(MANIFEST_LIMITS.text) }),
+      v.looseObject({ asset_type: v.literal('markdown'), content: content(MANIFEST_LIMITS.text) }),
+      v.looseObject({ asset_type: v.literal('html'), content: content(MANIFEST_LIMITS.markup) }),
+      v.looseObject({ asset_type: v.literal('css'), content: content(MANIFEST_LIMITS.markup) }),
+      v.looseObject({ asset_type: v.literal('javascript'), content: content(MANIFEST_LIMITS.markup) }),
+      tag('vast'),
+      tag('daast'),
+      // URL assets may carry universal macros (`{CLICK_URL}`): checked as http(s) once macros are applied.
+      v.looseObject({
+        asset_type: v.literal('url'),
+        url: httpUrl,
+        url_type: v.optional(v.picklist(['clickthrough', 'tracker_pixel', 'tracker_script'], 'must be clickthrough, tracker_pixel or tracker_script')),
+      }),
+      v.looseObject({ asset_type: v.literal('webhook'), url: httpUrl }),
+      v.looseObject({ asset_type: v.literal('brief') }),
+      v.looseObject({ asset_type: v.literal('catalog') }),
+    ],
+    `must be an asset object with asset_type one of ${ASSET_TYPES.join(', ')}`,
+  ),
 );
 
 const colors = v.union(
@@ -155,6 +158,37 @@ export type Manifest = v.InferOutput<typeof manifestSchema>;
 /** The wire asset type a slot expects. */
 const slotType = (slot: Json) => slot.asset_type as string;
 
+/** Per format definition (the catalog's are shared and read-only): its asset ids, and whether it has repeatable groups. */
+const formatFacts = new WeakMap<FormatDefinition, { declared: Set<string>; repeats: boolean }>();
+function factsOf(format: FormatDefinition): { declared: Set<string>; repeats: boolean } {
+  let facts = formatFacts.get(format);
+  if (!facts) {
+    facts = { declared: new Set(format.assets.map((s) => s.asset_id)), repeats: format.assets.some((s) => s.repetition) };
+    formatFacts.set(format, facts);
+  }
+  return facts;
+}
+
+/** A repetition of a repeatable group is whole: once any of its assets is sent, each required one is. */
+function checkRepetitions(format: FormatDefinition, assets: Json, field: string): void {
+  const started = new Set(
+    format.assets.flatMap((s) => {
+      const r = s.repetition as { group: string; index: number } | undefined;
+      return r && assets[s.asset_id] !== undefined ? [`${r.group}#${r.index}`] : [];
+    }),
+  );
+  for (const slot of format.assets) {
+    const r = slot.repetition as { group: string; index: number; required: boolean } | undefined;
+    if (r?.required && started.has(`${r.group}#${r.index}`) && assets[slot.asset_id] === undefined) {
+      throw new ProtocolError('VALIDATION_ERROR', `${field}.${slot.asset_id}: repetition ${r.index} of ${r.group} is incomplete without "${slot.asset_id}"`, {
+        status: 422,
+        field: `${field}.${slot.asset_id}`,
+        details: { asset_id: slot.asset_id, asset_type: slotType(slot), format_id: format.format_id.id },
+      });
+    }
+  }
+}
+
 /**
  * Check a manifest against its format: every required slot present with the right asset type
  * (422 VALIDATION_ERROR naming the asset), and no asset the format does not declare.
@@ -182,30 +216,14 @@ export function checkAgainstFormat(format: FormatDefinition, assets: Json, field
       });
     }
   }
-  // A repetition of a repeatable group is whole: once any of its assets is sent, each required one is.
-  const started = new Set(
-    format.assets.flatMap((s) => {
-      const r = s.repetition as { group: string; index: number } | undefined;
-      return r && assets[s.asset_id] !== undefined ? [`${r.group}#${r.index}`] : [];
-    }),
-  );
-  for (const slot of format.assets) {
-    const r = slot.repetition as { group: string; index: number; required: boolean } | undefined;
-    if (r?.required && started.has(`${r.group}#${r.index}`) && assets[slot.asset_id] === undefined) {
-      throw new ProtocolError('VALIDATION_ERROR', `${field}.${slot.asset_id}: repetition ${r.index} of ${r.group} is incomplete without "${slot.asset_id}"`, {
-        status: 422,
-        field: `${field}.${slot.asset_id}`,
-        details: { asset_id: slot.asset_id, asset_type: slotType(slot), format_id: fid },
-      });
-    }
-  }
-  const declared = new Set(format.assets.map((s) => s.asset_id));
-  const extra = Object.keys(assets).find((k) => !declared.has(k));
+  const facts = factsOf(format);
+  if (facts.repeats) checkRepetitions(format, assets, field);
+  const extra = Object.keys(assets).find((k) => !facts.declared.has(k));
   if (extra !== undefined) {
     throw new ProtocolError('VALIDATION_ERROR', `${field}.${extra}: format ${fid} has no asset "${extra}"`, {
       status: 422,
       field: `${field}.${extra}`,
-      suggestion: `Assets of ${fid}: ${[...declared].join(', ')}`,
+      suggestion: `Assets of ${fid}: ${[...facts.declared].join(', ')}`,
     });
   }
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { sql } from '../../core/sql.ts';
 import type { HttpRoute } from '../../core/http.ts';
 import type { Queryable } from '../../core/ports/database.ts';
@@ -10,7 +9,8 @@ type Json = Record<string, any>;
 
 /** 144 random bits (unguessable) and the expiry, so an expired id answers 410 even after pruning. */
 export function newPreviewId(expiresAt: Date): string {
-  return `${randomBytes(18).toString('base64url')}.${Math.floor(expiresAt.getTime() / 1000).toString(36)}`;
+  // getRandomValues: the same CSPRNG as randomBytes, a tenth of its cost under Bun.
+  return `${Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString('base64url')}.${Math.floor(expiresAt.getTime() / 1000).toString(36)}`;
 }
 
 const PREVIEW_ID = /^[A-Za-z0-9_-]{24}\.([0-9a-z]{1,10})$/;
@@ -18,27 +18,39 @@ const PREVIEW_ID = /^[A-Za-z0-9_-]{24}\.([0-9a-z]{1,10})$/;
 export interface PreviewRow {
   id: string;
   principalId: string;
+  /** renderedFormat's: the rows of one format share the object, sent once. */
   format: FormatDefinition;
   manifest: Json;
   input: Json;
+  createdAt: Date;
   expiresAt: Date;
 }
 
-export async function insertPreviews(db: Queryable, rows: readonly PreviewRow[], now: Date): Promise<void> {
+/** One statement for any number of previews; each distinct format object travels once. */
+export async function insertPreviews(db: Queryable, rows: readonly PreviewRow[]): Promise<void> {
   if (rows.length === 0) return;
-  const data = rows.map((r) => ({
-    id: r.id,
-    principal_id: r.principalId,
-    format_id: r.format.format_id.id,
-    format: r.format,
-    manifest: r.manifest,
-    input: r.input,
-    expires_at: r.expiresAt.toISOString(),
-  }));
+  const formats = new Map<FormatDefinition, number>();
+  // A request's rows share their two dates.
+  const times = new Map<Date, string>();
+  const iso = (d: Date) => times.get(d) ?? times.set(d, d.toISOString()).get(d)!;
+  const data = rows.map((r) => {
+    let f = formats.get(r.format);
+    if (f === undefined) formats.set(r.format, (f = formats.size + 1));
+    return {
+      id: r.id,
+      principal_id: r.principalId,
+      f,
+      manifest: r.manifest,
+      input: r.input,
+      created_at: iso(r.createdAt),
+      expires_at: iso(r.expiresAt),
+    };
+  });
   await db.query(sql`
     INSERT INTO creative_previews (id, principal_id, format_id, format, manifest, input, created_at, expires_at)
-    SELECT r.id, r.principal_id, r.format_id, r.format, r.manifest, r.input, ${now}::timestamptz, r.expires_at
-    FROM jsonb_to_recordset(${data}::jsonb) AS r(id text, principal_id text, format_id text, format jsonb, manifest jsonb, input jsonb, expires_at timestamptz)`);
+    SELECT r.id, r.principal_id, f.format->'format_id'->>'id', f.format, r.manifest, r.input, r.created_at, r.expires_at
+    FROM jsonb_to_recordset(${data}::jsonb) AS r(id text, principal_id text, f int, manifest jsonb, input jsonb, created_at timestamptz, expires_at timestamptz)
+    JOIN jsonb_array_elements(${[...formats.keys()]}::jsonb) WITH ORDINALITY AS f(format, n) ON f.n = r.f`);
 }
 
 const page = (status: number, title: string, headers: Record<string, string> = {}) =>

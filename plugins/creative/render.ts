@@ -22,8 +22,20 @@ export const PREVIEW_CSP = [
   'sandbox allow-popups allow-popups-to-escape-sandbox',
 ].join('; ');
 
-/** What rendering needs of a format: stored with each preview (small, and fixed at preview time). */
+const rendered = new WeakMap<FormatDefinition, FormatDefinition>();
+
+/**
+ * What rendering needs of a format: stored with each preview (small, and fixed at preview time).
+ * One object per definition (the catalog's are shared and read-only), so a batch's previews of
+ * one format store it once.
+ */
 export function renderedFormat(format: FormatDefinition): FormatDefinition {
+  let out = rendered.get(format);
+  if (!out) rendered.set(format, (out = renderFormat(format)));
+  return out;
+}
+
+function renderFormat(format: FormatDefinition): FormatDefinition {
   const assets = format.assets.map((s) => {
     const role = (s.requirements as Json | undefined)?.role;
     return {

@@ -51,6 +51,29 @@ forEachDatabase<Env>(
       expect(html).toContain('Fast skates &lt;script&gt;window.__pwned = 1; document.title = &quot;pwned&quot;&lt;/script&gt;');
     });
 
+    test('concurrent requests (stored together) each get their own previews, in their own formats', async () => {
+      const html = (n: number) => ({
+        format_id: fid('display_300x250_html'),
+        assets: { html_creative: { asset_type: 'html', content: `<div>Banner ${n}</div>` } },
+      });
+      const native = (n: number) => nativeManifest({ title: { asset_type: 'text', content: `Skates ${n}` } });
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, n) =>
+          client().call('preview_creative', { request_type: 'batch', requests: [{ creative_manifest: native(n) }, { creative_manifest: html(n) }] }),
+        ),
+      );
+      for (const [n, { body }] of answers.entries()) {
+        const [a, b] = body.results.map((r: any) => r.response.previews[0].preview_url as string);
+        const [pa, pb] = await Promise.all([fetch(a!), fetch(b!)]);
+        expect([pa.status, pb.status]).toEqual([200, 200]);
+        const [ha, hb] = await Promise.all([pa.text(), pb.text()]);
+        expect(ha).toContain('data-preview-format="native_standard"');
+        expect(ha).toContain(`Skates ${n}</h2>`);
+        expect(hb).toContain('data-preview-format="display_300x250_html"');
+        expect(hb).toContain(`Banner ${n}`);
+      }
+    });
+
     test("a creative's own HTML renders only inside a script-less sandboxed frame", async () => {
       const manifest = {
         format_id: fid('display_300x250_html'),

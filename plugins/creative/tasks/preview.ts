@@ -9,6 +9,7 @@ import { exampleFormatStandIn, resolveFormats, type CreativeContext } from '../c
 import { insertPreviews, newPreviewId, type PreviewRow } from '../previews.ts';
 import { PREVIEW_CSP, previewBody, renderedFormat } from '../render.ts';
 import { normalizeAgentUrl } from '../../../lib/urls.ts';
+import { CoalescedWrite } from '../../../lib/coalesced-write.ts';
 
 const outputFormat = v.optional(v.picklist(['url', 'html'], 'must be url or html'));
 const inputs = v.optional(
@@ -60,11 +61,15 @@ interface Item {
 }
 
 export function previewCreativeTask(ctx: CreativeContext) {
+  // Concurrent requests' previews go in one INSERT (each answers once its rows are committed): one
+  // commit for many requests instead of one each.
+  const store = new CoalescedWrite<PreviewRow>((rows) => insertPreviews(ctx.db, rows), { concurrency: 2, maxItems: 1000 });
   /** Previews of one manifest, one per input variant; rows to store for `url` output. Throws ProtocolError. */
   async function render(
     item: Item,
     prefix: string,
     principal: Principal,
+    createdAt: Date,
     expiresAt: Date,
     rows: PreviewRow[],
     known?: ReadonlyMap<string, FormatDefinition>,
@@ -115,6 +120,7 @@ export function previewCreativeTask(ctx: CreativeContext) {
         format: stored,
         manifest: { ...manifest, assets: applied[j]! },
         input: { ...input, ...format!.size },
+        createdAt,
         expiresAt,
       });
       return {
@@ -151,6 +157,7 @@ export function previewCreativeTask(ctx: CreativeContext) {
       }
       const now = clock.now();
       const expiresAt = new Date(now.getTime() + ctx.previewTtlMs);
+      const expires = expiresAt.toISOString();
       const rows: PreviewRow[] = [];
       let body: Json;
       if (input.request_type === 'single') {
@@ -158,10 +165,11 @@ export function previewCreativeTask(ctx: CreativeContext) {
           { format_id: input.format_id, creative_manifest: input.creative_manifest!, inputs: input.inputs, output_format: input.output_format },
           '',
           principal,
+          now,
           expiresAt,
           rows,
         );
-        body = { response_type: 'single', previews, expires_at: expiresAt.toISOString() };
+        body = { response_type: 'single', previews, expires_at: expires };
       } else {
         // One result per request, in order; a failing request does not fail the others.
         const results: Json[] = [];
@@ -173,19 +181,20 @@ export function previewCreativeTask(ctx: CreativeContext) {
               { ...item, output_format: item.output_format ?? input.output_format },
               `requests[${i}].`,
               principal,
+              now,
               expiresAt,
               rows,
               known,
             );
-            results.push({ success: true, creative_id: creativeId, response: { previews, expires_at: expiresAt.toISOString() } });
+            results.push({ success: true, creative_id: creativeId, response: { previews, expires_at: expires } });
           } catch (error) {
             if (!(error instanceof ProtocolError)) throw error;
             results.push({ success: false, creative_id: creativeId, errors: [error.toTaskError()] });
           }
         }
-        body = { response_type: 'batch', results, expires_at: expiresAt.toISOString() };
+        body = { response_type: 'batch', results, expires_at: expires };
       }
-      await insertPreviews(ctx.db, rows, now);
+      await store.write(rows);
       return body;
     },
   });

@@ -50,7 +50,9 @@ export async function insertPreviews(db: Queryable, rows: readonly PreviewRow[])
     INSERT INTO creative_previews (id, principal_id, format_id, format, manifest, input, created_at, expires_at)
     SELECT r.id, r.principal_id, f.format->'format_id'->>'id', f.format, r.manifest, r.input, r.created_at, r.expires_at
     FROM jsonb_to_recordset(${data}::jsonb) AS r(id text, principal_id text, f int, manifest jsonb, input jsonb, created_at timestamptz, expires_at timestamptz)
-    JOIN jsonb_array_elements(${[...formats.keys()]}::jsonb) WITH ORDINALITY AS f(format, n) ON f.n = r.f`);
+    JOIN jsonb_array_elements(${[...formats.keys()]}::jsonb) WITH ORDINALITY AS f(format, n) ON f.n = r.f
+    -- A joint write retried alone (CoalescedWrite) may find its rows stored by the first attempt: the same rows.
+    ON CONFLICT (id) DO NOTHING`);
 }
 
 const page = (status: number, title: string, headers: Record<string, string> = {}) =>

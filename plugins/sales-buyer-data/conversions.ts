@@ -253,8 +253,9 @@ export function logEventTask(deps: BuyerDataDeps) {
       const duplicates = input.events.length - failures.length - processed;
       const body: Json = { events_received: input.events.length, events_processed: processed };
       // The share of the batch's valid events that carry a user identifier to match on: one without
-      // any (no hashed email or phone, no other user_match id) can be counted but never matched.
-      if (accepted.length) body.match_quality = Math.round((accepted.filter(matchable).length / accepted.length) * 100) / 100;
+      // any (no hashed email or phone, no other user_match id) can be counted but never matched; a
+      // batch with no valid event matched nothing (0).
+      body.match_quality = accepted.length ? Math.round((accepted.filter(matchable).length / accepted.length) * 100) / 100 : 0;
       if (failures.length) body.partial_failures = failures;
       const warnings: string[] = [];
       if (duplicates) warnings.push(`${duplicates} event(s) repeated an event_id already logged for this source`);

@@ -175,6 +175,15 @@ forEachDatabase<World>(
         // The same events again (a new request): nothing new.
         const again = await c.call('log_event', { ...events, idempotency_key: key('evt') });
         expect(again.body).toMatchObject({ events_received: 4, events_processed: 0 });
+        // A batch with no valid event (all too old) matched nothing: match_quality 0, each event a partial failure.
+        const stale = new Date(w.clock.now().getTime() - 120 * 86_400_000).toISOString();
+        const old = await c.call('log_event', {
+          idempotency_key: key('evt'),
+          event_source_id: `${host}-web`,
+          events: [{ event_id: 'old-1', event_type: 'purchase', event_time: stale, user_match: { hashed_email: sha256('a@b.example') } }],
+        });
+        expect(bothVersionsErrors('media-buy/log-event-response.json', old.body)).toEqual([]);
+        expect(old.body).toMatchObject({ events_received: 1, events_processed: 0, match_quality: 0, partial_failures: [{ event_id: 'old-1' }] });
         // The source's pixel: a hit is one event (the same event_id again is the same event); unknown pixels and untracked types record nothing.
         const setup = synced.body.event_sources[0].setup;
         expect(setup.snippet_type).toBe('html');

@@ -3,79 +3,79 @@ import type { Queryable } from '../../core/ports/database.ts';
 import type { Product, ProductPage, ProductQuery, RankedProduct } from '../../core/ports/inventory.ts';
 import type { Ranking, TextIndex } from '../../lib/text-index.ts';
 import { keepBest } from '../../lib/keep-best.ts';
-import { formatKey, PRODUCT_COLUMNS, toProduct, type ProductRow } from './catalog.ts';
+import { formatKey, toProduct, type ProductRow } from './catalog.ts';
 import { briefWords, relevance } from './brief.ts';
 import { decodeCursor, encodeCursor, fingerprint } from './cursor.ts';
 import { productIndex } from './product-index.ts';
 import { publisherDomains } from '../../lib/adcp/publisher-domains.ts';
-import { SharedValues } from '../../lib/shared-values.ts';
+import { CompactRows, valueAt, type Column, type RawRow } from '../../lib/compact-rows.ts';
 
-interface Entry {
-  product: Product;
-  /** Position in catalog order (`position`, then product_id). */
-  order: number;
-  /** Distinct channels and tags (similarity counts set intersections). */
-  channels: string[];
-  tags: string[];
-  formatKeys: string[];
-  currencies: string[];
-  hasFixedPrice: boolean;
-  /** The publishers whose inventory the product sells (lowercase domains). */
-  domains: string[];
-  /** The caller who seeded this sandbox fixture (comply_test_controller seed_product); null: the seller's own product. */
-  seededBy: string | null;
-}
+/** A product row as a copy holds it, with what the filters read. */
+type StoredProduct = ProductRow & { format_keys: string[]; currencies: string[]; has_fixed_price: boolean; seeded_by: string | null };
 
 /** One instance's copy of the product catalog, as loaded at `version`, with its text index. Read-only once loaded. */
 export interface ProductCatalog {
   version: string;
-  entries: Entry[];
-  byId: Map<string, number>;
-  index: TextIndex<Product>;
+  /** The products in catalog order (`position`, then product_id): a product's position here is its entry in the index. */
+  products: CompactRows<StoredProduct>;
+  /** Per product, its distinct channels and tags (similarity counts set intersections) and the publishers whose inventory it sells (lowercase domains). */
+  channels: Column<string[]>;
+  tags: Column<string[]>;
+  domains: Column<string[]>;
+  index: TextIndex<StoredProduct>;
 }
 
-/** The fields of a product that no other product shares. */
-const OWN_FIELDS = new Set(['product_id', 'name', 'description']);
+/** The text fields of a product: no other product shares them. */
+const TEXTS = ['product_id', 'name', 'description'] as const;
+/** The fields read as JSON text. */
+const JSON_FIELDS = ['publisher_properties', 'channels', 'format_ids', 'pricing_options', 'tags', 'countries', 'format_keys', 'currencies'] as const;
+type Raw = RawRow<StoredProduct, (typeof JSON_FIELDS)[number]>;
 
-/** Read the version first: data read after it is at least that new, so an equal version later means no write since. */
+/** A field's distinct values mapped (each once). */
+const mapped = <V, T>(column: Column<V>, f: (value: V) => T): Column<T> => ({ codes: column.codes, values: column.values.map(f) });
+
+/**
+ * Read the version first: data read after it is at least that new, so an equal version later
+ * means no write since. Numbers as float8 (exact for these columns): held as numbers, not strings.
+ */
 export async function loadCatalog(db: Queryable): Promise<ProductCatalog> {
   const [v] = await db.query<{ version: string }>(sql`SELECT version::text AS version FROM inventory_catalog_version`);
-  const rows = await db.query<
-    ProductRow & { position: number; format_keys: string[]; currencies: string[]; has_fixed_price: boolean; seeded_by: string | null }
-  >(sql`
-    SELECT ${PRODUCT_COLUMNS}, position, format_keys, currencies, has_fixed_price, seeded_by FROM inventory_products`);
-  // Ids are ASCII: code unit order is byte order, whatever the database's collation.
-  rows.sort((a, b) => a.position - b.position || (a.product_id < b.product_id ? -1 : a.product_id > b.product_id ? 1 : 0));
-  // Rows repeat their channels, tags, formats and prices: one instance of each (fewer cells for the collector to mark).
-  const shared = new SharedValues();
-  const entries = rows.map(
-    (r, i): Entry => ({
-      product: shared.fields(toProduct(r), OWN_FIELDS),
-      order: i,
-      channels: shared.of([...new Set(r.channels)]),
-      tags: shared.of([...new Set(r.tags)]),
-      formatKeys: shared.of(r.format_keys),
-      currencies: shared.of(r.currencies),
-      hasFixedPrice: r.has_fixed_price,
-      seededBy: shared.of(r.seeded_by),
-      domains: shared.of(publisherDomains(r)),
-    }),
-  );
+  const rows = await db.query<Raw>(sql`
+    SELECT product_id, name, description, publisher_properties::text AS publisher_properties, to_jsonb(channels)::text AS channels,
+      delivery_type, format_ids::text AS format_ids, pricing_options::text AS pricing_options, to_jsonb(tags)::text AS tags,
+      to_jsonb(countries)::text AS countries, daily_avails::float8 AS daily_avails, ctr::float8 AS ctr,
+      to_jsonb(format_keys)::text AS format_keys, to_jsonb(currencies)::text AS currencies, has_fixed_price, seeded_by
+    FROM inventory_products
+    -- Catalog order; ids are ASCII, compared as bytes whatever the database's collation.
+    ORDER BY position, product_id COLLATE "C"`);
+  const products = new CompactRows<StoredProduct, (typeof JSON_FIELDS)[number]>(rows, { texts: TEXTS, unique: ['product_id'], json: JSON_FIELDS });
+  const [channels, tags] = [products.column('channels'), products.column('tags')];
   return {
     version: v?.version ?? '',
-    entries,
-    byId: new Map(entries.map((e, i) => [e.product.product_id, i])),
-    index: productIndex(entries.map((e) => e.product)),
+    products,
+    channels: mapped(channels, (x) => [...new Set(x)]),
+    tags: mapped(tags, (x) => [...new Set(x)]),
+    domains: mapped(products.column('publisher_properties'), (x) => publisherDomains({ publisher_properties: x })),
+    index: productIndex(rows.length, (i) => ({
+      name: rows[i]!.name,
+      channels: valueAt(channels, i),
+      tags: valueAt(tags, i),
+      description: rows[i]!.description,
+    })),
   };
 }
 
+/** The product at `position` of a copy, rebuilt. */
+export const productAt = (c: ProductCatalog, position: number): Product => toProduct(c.products.row(position));
+
+/** A matching product (its position, which is catalog order) and its score. */
 interface Candidate {
-  entry: Entry;
+  position: number;
   rank: number;
 }
 
-/** Score, then catalog order: a total order (`order` is unique), which offset cursors page without repeats or gaps. */
-const compare = (a: Candidate, b: Candidate) => (a.rank === b.rank ? a.entry.order - b.entry.order : a.rank > b.rank ? -1 : 1);
+/** Score, then catalog order: a total order (positions are unique), which offset cursors page without repeats or gaps. */
+const compare = (a: Candidate, b: Candidate) => (a.rank === b.rank ? a.position - b.position : a.rank > b.rank ? -1 : 1);
 
 const overlaps = (values: readonly string[], set: Set<string> | null) => set === null || values.some((x) => set.has(x));
 const setOf = (values: readonly string[] | undefined) => (values?.length ? new Set(values) : null);
@@ -87,28 +87,48 @@ const setOf = (values: readonly string[] | undefined) => (values?.length ? new S
  */
 export const MAX_COUNTED = 1000;
 
-/** Whether an entry passes the query's filters (not the brief: the walk only visits its matches). */
-function filterOf(c: ProductCatalog, q: ProductQuery): (e: Entry) => boolean {
-  const only = q.onlyIds ? new Set(q.onlyIds) : null;
-  const excluded = setOf(q.excludeIds);
+/** The positions of the products named by `ids` that the copy holds. */
+function positionsOf(c: ProductCatalog, ids: readonly string[]): Set<number> {
+  const out = new Set<number>();
+  for (const id of ids) {
+    const i = c.products.find('product_id', id);
+    if (i !== undefined) out.add(i);
+  }
+  return out;
+}
+
+/** Whether the product at a position passes the query's filters (not the brief: the walk only visits its matches). */
+function filterOf(c: ProductCatalog, q: ProductQuery): (i: number) => boolean {
+  const only = q.onlyIds ? positionsOf(c, q.onlyIds) : null;
+  const excluded = q.excludeIds?.length ? positionsOf(c, q.excludeIds) : null;
   const channels = setOf(q.channels);
   const deliveryTypes = setOf(q.deliveryTypes);
   const countries = setOf(q.countries);
   const formats = q.formatIds?.length ? new Set(q.formatIds.map(formatKey)) : null;
   const currencies = setOf(q.currencies);
   const publishers = q.publisherDomains ? new Set(q.publisherDomains) : null;
-  return (e) => {
-    const p = e.product;
-    if (q.viewer !== undefined && e.seededBy !== null && e.seededBy !== q.viewer) return false;
-    if (only && !only.has(p.product_id)) return false;
-    if (excluded?.has(p.product_id)) return false;
-    if (!overlaps(e.channels, channels)) return false;
-    if (deliveryTypes && !deliveryTypes.has(p.delivery_type)) return false;
-    if (countries && p.countries.length && !overlaps(p.countries, countries)) return false;
-    if (!overlaps(e.formatKeys, formats)) return false;
-    if (!overlaps(e.currencies, currencies)) return false;
-    if (!overlaps(e.domains, publishers)) return false;
-    if (q.fixedPrice !== undefined && e.hasFixedPrice !== q.fixedPrice) return false;
+  const p = c.products;
+  const [seededBy, deliveryType, where, formatKeys, currency, fixedPrice] = [
+    p.column('seeded_by'),
+    p.column('delivery_type'),
+    p.column('countries'),
+    p.column('format_keys'),
+    p.column('currencies'),
+    p.column('has_fixed_price'),
+  ] as const;
+  return (i) => {
+    const seeder = valueAt(seededBy, i);
+    if (q.viewer !== undefined && seeder !== null && seeder !== q.viewer) return false;
+    if (only && !only.has(i)) return false;
+    if (excluded?.has(i)) return false;
+    if (!overlaps(valueAt(c.channels, i), channels)) return false;
+    if (deliveryTypes && !deliveryTypes.has(valueAt(deliveryType, i))) return false;
+    const sold = valueAt(where, i);
+    if (countries && sold.length && !overlaps(sold, countries)) return false;
+    if (!overlaps(valueAt(formatKeys, i), formats)) return false;
+    if (!overlaps(valueAt(currency, i), currencies)) return false;
+    if (!overlaps(valueAt(c.domains, i), publishers)) return false;
+    if (q.fixedPrice !== undefined && valueAt(fixedPrice, i) !== q.fixedPrice) return false;
     return true;
   };
 }
@@ -124,14 +144,14 @@ interface Walk {
  * is already in that order, so the walk reads it from the top and stops once the page is full and
  * the count past MAX_COUNTED; nothing is kept but the page.
  */
-function walkInOrder(c: ProductCatalog, ranking: Ranking | null, passes: (e: Entry) => boolean, from: number, to: number): Walk {
+function walkInOrder(c: ProductCatalog, ranking: Ranking | null, passes: (i: number) => boolean, from: number, to: number): Walk {
   const rows: Candidate[] = [];
-  const n = ranking ? ranking.size : c.entries.length;
+  const n = ranking ? ranking.size : c.products.size;
   let matches = 0;
   for (let k = 0; k < n && (matches < to || matches <= MAX_COUNTED); k++) {
-    const e = c.entries[ranking ? ranking.positions[k]! : k]!;
-    if (!passes(e)) continue;
-    if (matches >= from && matches < to) rows.push({ entry: e, rank: ranking ? ranking.scores[k]! : 0 });
+    const i = ranking ? ranking.positions[k]! : k;
+    if (!passes(i)) continue;
+    if (matches >= from && matches < to) rows.push({ position: i, rank: ranking ? ranking.scores[k]! : 0 });
     matches++;
   }
   return { rows, matches };
@@ -142,46 +162,42 @@ function walkInOrder(c: ProductCatalog, ranking: Ranking | null, passes: (e: Ent
  * shared tags) added to the brief's score, or only among named products (`include`): every
  * candidate is scored, the best `to` kept in order.
  */
-function walkScored(c: ProductCatalog, q: ProductQuery, ranking: Ranking | null, passes: (e: Entry) => boolean, from: number, to: number): Walk {
-  let similar: { ids: Set<string>; channels: Set<string>; tags: Set<string> } | null = null;
+function walkScored(c: ProductCatalog, q: ProductQuery, ranking: Ranking | null, passes: (i: number) => boolean, from: number, to: number): Walk {
+  let similar: { positions: Set<number>; channels: Set<string>; tags: Set<string> } | null = null;
   if (q.similarTo?.length) {
-    similar = { ids: new Set(q.similarTo), channels: new Set(), tags: new Set() };
-    for (const id of similar.ids) {
-      const i = c.byId.get(id);
-      if (i === undefined) continue;
-      for (const x of c.entries[i]!.channels) similar.channels.add(x);
-      for (const x of c.entries[i]!.tags) similar.tags.add(x);
+    similar = { positions: positionsOf(c, q.similarTo), channels: new Set(), tags: new Set() };
+    for (const i of similar.positions) {
+      for (const x of valueAt(c.channels, i)) similar.channels.add(x);
+      for (const x of valueAt(c.tags, i)) similar.tags.add(x);
     }
   }
   const best: Candidate[] = [];
   // A page reaching past the catalog's size: every candidate is kept, and sorted once at the end.
-  const sortLater = to >= c.entries.length;
+  const sortLater = to >= c.products.size;
   let matches = 0;
   const consider = (i: number, text: number) => {
-    const e = c.entries[i]!;
-    if (!passes(e)) return;
+    if (!passes(i)) return;
     let rank = text;
     if (similar) {
-      if (similar.ids.has(e.product.product_id)) return;
+      if (similar.positions.has(i)) return;
       let similarity = 0;
-      for (const x of e.channels) if (similar.channels.has(x)) similarity += 2;
-      for (const x of e.tags) if (similar.tags.has(x)) similarity++;
+      for (const x of valueAt(c.channels, i)) if (similar.channels.has(x)) similarity += 2;
+      for (const x of valueAt(c.tags, i)) if (similar.tags.has(x)) similarity++;
       if (!(similarity > 0)) return;
       rank += similarity;
     }
     matches++;
-    if (sortLater) best.push({ entry: e, rank });
-    else keepBest(best, { entry: e, rank }, to, compare);
+    if (sortLater) best.push({ position: i, rank });
+    else keepBest(best, { position: i, rank }, to, compare);
   };
   if (q.onlyIds && !similar) {
     // The named products only: looked up, not searched for (a brief still ranks them, and leaves out those it does not match).
-    for (const i of new Set(q.onlyIds.map((id) => c.byId.get(id)))) {
-      if (i === undefined) continue;
+    for (const i of positionsOf(c, q.onlyIds)) {
       const text = ranking ? ranking.scoreOf(i) : 0;
       if (text !== undefined) consider(i, text);
     }
   } else if (ranking) for (let k = 0; k < ranking.size; k++) consider(ranking.positions[k]!, ranking.scores[k]!);
-  else for (let i = 0; i < c.entries.length; i++) consider(i, 0);
+  else for (let i = 0; i < c.products.size; i++) consider(i, 0);
   if (sortLater) best.sort(compare);
   return { rows: best.slice(from, to), matches };
 }
@@ -202,8 +218,8 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery): ProductPage {
   // The page's rows, and one more to tell whether more follow.
   const to = offset + q.limit + 1;
   const { rows, matches } = q.similarTo?.length || q.onlyIds ? walkScored(c, q, ranking, passes, offset, to) : walkInOrder(c, ranking, passes, offset, to);
-  const page = rows.slice(0, q.limit).map(({ entry }) => {
-    const p: RankedProduct = { ...entry.product };
+  const page = rows.slice(0, q.limit).map(({ position }) => {
+    const p: RankedProduct = productAt(c, position);
     if (words.length) p.brief_relevance = relevance(words, p);
     return p;
   });
@@ -219,11 +235,12 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery): ProductPage {
 /** The products among `ids` that the copy holds and `viewer` may see (undefined: all). */
 export function productsOf(c: ProductCatalog, ids: readonly string[], viewer: string | undefined): Map<string, Product> {
   const out = new Map<string, Product>();
+  const seededBy = c.products.column('seeded_by');
   for (const id of ids) {
-    const i = c.byId.get(id);
+    const i = c.products.find('product_id', id);
     if (i === undefined) continue;
-    const e = c.entries[i]!;
-    if (viewer === undefined || e.seededBy === null || e.seededBy === viewer) out.set(id, e.product);
+    const seeder = valueAt(seededBy, i);
+    if (viewer === undefined || seeder === null || seeder === viewer) out.set(id, productAt(c, i));
   }
   return out;
 }

@@ -11,4 +11,4 @@ export const PRODUCT_FIELDS: TextField<Indexed>[] = [
 ];
 
 /** The index of a catalog copy's products (by position in the copy). */
-export const productIndex = (products: readonly Indexed[]) => new TextIndex(products, PRODUCT_FIELDS);
+export const productIndex = (count: number, product: (position: number) => Indexed) => new TextIndex(count, product, PRODUCT_FIELDS);

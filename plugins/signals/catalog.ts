@@ -137,10 +137,6 @@ const agentUrls = new Map<string, string>();
 
 export const agentKey = (url: string) => `agent:${agentUrlKey(url)}`;
 
-export const SIGNAL_COLUMNS = sql.raw(
-  'id, name, description, signal_type, data_provider, data_provider_domain, coverage_percentage, cpm, currency, tags, countries, owner_org::text, platforms, agents, pricing_options, value_type, categories, value_range',
-);
-
 /**
  * Channel of catalog change notifications, per schema so deployments sharing one database in
  * different schemas do not reload each other's catalogs (a channel name is at most 63 bytes).

@@ -7,7 +7,7 @@ import type { SignalsCatalog } from './memory-catalog.ts';
 import type { ActivationReads } from './activation-reads.ts';
 import { decodeCursor, encodeCursor, fingerprintOf } from './cursor.ts';
 import { getSignalsInput, type Destination, type GetSignalsInput } from './inputs.ts';
-import { agentAccess, renderSignal, type RenderCache, type RenderOptions } from './render.ts';
+import { agentAccess, renderSignal, type RenderOptions } from './render.ts';
 
 /** AdCP's default page size; no page is larger than 100. */
 const DEFAULT_PAGE = 50;
@@ -128,7 +128,7 @@ export function getSignalsTask(catalog: SignalsCatalog, reads: ActivationReads, 
           reloaded = true;
           continue;
         }
-        return answer(input, plan, page, read.activations, options, snapshot.rendered);
+        return answer(input, plan, page, read.activations, options);
       }
     },
     resume: expireForcedRead,
@@ -136,9 +136,9 @@ export function getSignalsTask(catalog: SignalsCatalog, reads: ActivationReads, 
 }
 
 /** The get_signals answer of a page: its signals rendered for the targets with the caller's activations, and the next page's cursor. */
-function answer(input: GetSignalsInput, plan: Plan, page: SearchPage, activations: ActivationRow[], options: RenderOptions, cache: RenderCache): Json {
+function answer(input: GetSignalsInput, plan: Plan, page: SearchPage, activations: ActivationRow[], options: RenderOptions): Json {
   const signals: Json[] = [];
-  for (const row of page.rows) signals.push(renderSignal(row, plan.targets, activations, options, cache));
+  for (const row of page.rows) signals.push(renderSignal(row, plan.targets, activations, options));
   const last = page.keys[page.keys.length - 1];
   return {
     signals,

@@ -4,67 +4,59 @@ import type { Logger } from '../../core/log.ts';
 import { CatalogSnapshot } from '../../lib/catalog-snapshot.ts';
 import type { Ranking, TextIndex } from '../../lib/text-index.ts';
 import { keepBest } from '../../lib/keep-best.ts';
-import { SharedValues } from '../../lib/shared-values.ts';
+import { CompactRows, valueAt, type Column, type RawRow } from '../../lib/compact-rows.ts';
 import { StaleReadError } from '../../core/task.ts';
-import { CATALOG_CHANNEL, SIGNAL_COLUMNS, type DestinationRow, type SearchFilters, type SearchPage, type SignalRow } from './catalog.ts';
+import { CATALOG_CHANNEL, type DestinationRow, type SearchFilters, type SearchPage, type SignalRow } from './catalog.ts';
 import type { SignalsCursor } from './cursor.ts';
-import type { RenderCache } from './render.ts';
 import { signalIndex } from './signal-index.ts';
-
-interface Entry {
-  row: SignalRow;
-  coverage: number;
-  coverageKey: string;
-  cpm: number | null;
-  providerKey: string;
-}
 
 /** One instance's copy of the signal catalog, as loaded at `version`, with its text index. Read-only once loaded. */
 export interface Catalog {
   version: string;
-  entries: Entry[];
-  byId: Map<string, number>;
+  /** The signals, sorted by id: a signal's position here is its entry in the index. */
+  signals: CompactRows<SignalRow>;
+  coverage: Float64Array;
+  /** NaN: no incremental cost. */
+  cpm: Float64Array;
+  /** The data provider of each distinct `data_provider` value, lowercase (what the filter compares). */
+  providers: Column<string>;
   index: TextIndex<SignalRow>;
   destinations: Map<string, DestinationRow>;
-  /** Answer members built from this copy's rows (one agent URL per deployment). */
-  rendered: RenderCache;
   /** Per spec, the matching entries in ranking order (orderOf): bounded, rebuilt after a clear. */
   orders: Map<string, Int32Array>;
   /** Entries held in `orders`, over all specs. */
   ordered: number;
 }
 
-/** The fields of a signal that no other signal shares. */
-const OWN_FIELDS = new Set(['id', 'name', 'description']);
+/** The text fields of a signal: no other signal shares them. */
+const TEXTS = ['id', 'name', 'description'] as const;
+/** The fields read as JSON text; coverage is read as its numeric text (the exact key a get_signals cursor holds). */
+const JSON_FIELDS = ['tags', 'countries', 'platforms', 'agents', 'pricing_options', 'categories', 'value_range'] as const;
+type Raw = RawRow<SignalRow, (typeof JSON_FIELDS)[number]>;
 
 /** Read the version first: data read after it is at least that new, so an equal version later means no write since. */
 export async function loadCatalog(db: Queryable): Promise<Catalog> {
   const [v] = await db.query<{ version: string }>(sql`SELECT version::text AS version FROM signal_catalog_version`);
-  const rows = await db.query<SignalRow & { coverage_key: string }>(sql`
-    SELECT ${SIGNAL_COLUMNS}, coverage_percentage::text AS coverage_key FROM signals`);
+  const rows = await db.query<Raw>(sql`
+    SELECT id, name, description, signal_type, data_provider, data_provider_domain, coverage_percentage::text AS coverage_percentage, cpm,
+      currency, to_jsonb(tags)::text AS tags, to_jsonb(countries)::text AS countries, owner_org::text, platforms::text AS platforms,
+      agents::text AS agents, pricing_options::text AS pricing_options, value_type, categories::text AS categories,
+      value_range::text AS value_range
+    FROM signals`);
   const destinations = await db.query<DestinationRow>(sql`
     SELECT key, type, platform, agent_url, visibility, owner_org::text, allowed_orgs::text[] AS allowed_orgs FROM signal_destinations`);
-  // Rows repeat their providers, tags, countries, platforms and prices: one instance of each (fewer cells for the collector to mark).
-  const shared = new SharedValues();
-  const entries = rows
-    .map(({ coverage_key, ...fields }): Entry => {
-      const row = shared.fields(fields, OWN_FIELDS);
-      return {
-        row,
-        coverage: Number(coverage_key),
-        coverageKey: shared.of(coverage_key),
-        cpm: row.cpm === null ? null : Number(row.cpm),
-        providerKey: shared.of(row.data_provider.toLowerCase()),
-      };
-    })
-    .sort((a, b) => byId(a.row.id, b.row.id));
+  rows.sort((a, b) => byId(a.id, b.id));
+  const signals = new CompactRows<SignalRow, (typeof JSON_FIELDS)[number]>(rows, { texts: TEXTS, unique: ['id'], json: JSON_FIELDS });
+  const providers = signals.column('data_provider');
+  const tags = signals.column('tags');
   return {
     version: v?.version ?? '',
-    entries,
-    byId: new Map(entries.map((e, i) => [e.row.id, i])),
-    index: signalIndex(entries.map((e) => e.row)),
+    signals,
+    coverage: Float64Array.from(rows, (r) => Number(r.coverage_percentage)),
+    cpm: Float64Array.from(rows, (r) => (r.cpm === null ? Number.NaN : Number(r.cpm))),
+    providers: { codes: providers.codes, values: providers.values.map((p) => p.toLowerCase()) },
+    index: signalIndex(rows.length, (i) => ({ name: rows[i]!.name, tags: valueAt(tags, i), description: rows[i]!.description })),
     destinations: new Map(destinations.map((d) => [d.key, d])),
-    rendered: new Map(),
     orders: new Map(),
     ordered: 0,
   };
@@ -83,9 +75,9 @@ function orderOf(c: Catalog, spec: string, ranking: Ranking): Int32Array {
   let order = c.orders.get(spec);
   if (order) return order;
   order = ranking.positions.slice();
-  const rank = new Float64Array(c.entries.length);
+  const rank = new Float64Array(c.signals.size);
   for (let k = 0; k < order.length; k++) rank[order[k]!] = ranking.scores[k]!;
-  order.sort((a, b) => rank[b]! - rank[a]! || c.entries[b]!.coverage - c.entries[a]!.coverage || a - b);
+  order.sort((a, b) => rank[b]! - rank[a]! || c.coverage[b]! - c.coverage[a]! || a - b);
   if (c.orders.size >= MAX_ORDERS || c.ordered + order.length > MAX_ORDERED) {
     c.orders.clear();
     c.ordered = 0;
@@ -98,9 +90,9 @@ function orderOf(c: Catalog, spec: string, ranking: Ranking): Int32Array {
 /** Ids are ASCII ([A-Za-z0-9_-]): code unit order is byte order, whatever the database's collation. */
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** A signal matching a search, with what orders it. */
+/** A signal matching a search (its position), with what orders it. */
 interface Candidate {
-  entry: Entry;
+  position: number;
   anchor: number;
   rank: number;
   coverage: number;
@@ -138,8 +130,8 @@ export class SignalsCatalog {
 
   /** A signal visible to the organization (its own or everyone's), from a copy. */
   signal(c: Catalog, id: string, orgId: string): SignalRow | null {
-    const i = c.byId.get(id);
-    const row = i === undefined ? null : c.entries[i]!.row;
+    const i = c.signals.find('id', id);
+    const row = i === undefined ? null : c.signals.row(i);
     return row && (row.owner_org === null || row.owner_org === orgId.toLowerCase()) ? row : null;
   }
 
@@ -157,15 +149,20 @@ export class SignalsCatalog {
     const ranking = f.spec ? c.index.rank(f.spec) : null;
     const orgId = f.orgId.toLowerCase();
     const anchored = new Set<number>();
+    const domain = c.signals.column('data_provider_domain');
     for (const l of f.lookups ?? []) {
-      const i = c.byId.get(l.id);
-      if (i !== undefined && (!l.domain || l.domain === c.entries[i]!.row.data_provider_domain)) anchored.add(i);
+      const i = c.signals.find('id', l.id);
+      if (i !== undefined && (!l.domain || l.domain === valueAt(domain, i))) anchored.add(i);
     }
     const types = f.catalogTypes?.length ? new Set(f.catalogTypes) : null;
     const providers = f.dataProviders?.length ? new Set(f.dataProviders.map((p) => p.toLowerCase())) : null;
     const countries = f.countries?.length ? new Set(f.countries) : null;
     const platforms = f.platforms?.length ? new Set(f.platforms) : null;
     const after = f.after ? keyOf(f.after) : null;
+    const owner = c.signals.column('owner_org');
+    const type = c.signals.column('signal_type');
+    const country = c.signals.column('countries');
+    const platform = c.signals.column('platforms');
     // Only the page (and one more, to tell whether more follow) is kept, in order. Looked-up
     // signals rank first; the others are walked in their spec's ranking order (orderOf), so the
     // walk stops once the page is full: a broad spec matching 100k signals reads a page's worth.
@@ -173,17 +170,17 @@ export class SignalsCatalog {
     const best: Candidate[] = [];
     let matches = 0;
     const consider = (i: number) => {
-      const e = c.entries[i]!;
-      const r = e.row;
-      if (r.owner_org !== null && r.owner_org !== orgId) return;
-      if (types && !types.has(r.signal_type)) return;
-      if (providers && !providers.has(e.providerKey)) return;
+      const ownerOrg = valueAt(owner, i);
+      if (ownerOrg !== null && ownerOrg !== orgId) return;
+      if (types && !types.has(valueAt(type, i))) return;
+      if (providers && !providers.has(valueAt(c.providers, i))) return;
       // No incremental cost (owned) passes any CPM ceiling.
-      if (f.maxCpm !== undefined && e.cpm !== null && !(e.cpm <= f.maxCpm)) return;
-      if (f.minCoverage !== undefined && !(e.coverage >= f.minCoverage)) return;
-      if (countries && r.countries.length && !r.countries.some((x) => countries.has(x))) return;
-      if (platforms && !r.platforms.some((p) => platforms.has(p.platform))) return;
-      const candidate = { entry: e, anchor: anchored.has(i) ? 1 : 0, rank: ranking?.scoreOf(i) ?? 0, coverage: e.coverage, id: r.id };
+      if (f.maxCpm !== undefined && !Number.isNaN(c.cpm[i]) && !(c.cpm[i]! <= f.maxCpm)) return;
+      if (f.minCoverage !== undefined && !(c.coverage[i]! >= f.minCoverage)) return;
+      const where = valueAt(country, i);
+      if (countries && where.length && !where.some((x) => countries.has(x))) return;
+      if (platforms && !valueAt(platform, i).some((p) => platforms.has(p.platform))) return;
+      const candidate = { position: i, anchor: anchored.has(i) ? 1 : 0, rank: ranking?.scoreOf(i) ?? 0, coverage: c.coverage[i]!, id: c.signals.text(i, 'id') };
       if (after && compare(candidate, after) <= 0) return;
       matches++;
       keepBest(best, candidate, keep, compare);
@@ -195,10 +192,10 @@ export class SignalsCatalog {
         if (!anchored.has(i)) consider(i);
       }
     }
-    const page = best.slice(0, f.limit);
+    const rows = best.slice(0, f.limit).map((p) => c.signals.row(p.position));
     return {
-      rows: page.map((p) => p.entry.row),
-      keys: page.map(({ entry, anchor, rank }) => ({ anchor, rank, coverage: entry.coverageKey, id: entry.row.id })),
+      rows,
+      keys: best.slice(0, f.limit).map(({ anchor, rank }, k) => ({ anchor, rank, coverage: String(rows[k]!.coverage_percentage), id: rows[k]!.id })),
       hasMore: matches > f.limit,
     };
   }

@@ -83,21 +83,7 @@ export function pricingOptions(signal: SignalRow): Json[] {
 }
 
 /** A signal's members that depend on nothing but the signal (and this agent's URL), around `deployments`. */
-interface StaticParts {
-  head: Json;
-  tail: Json;
-}
-
-/**
- * Static parts by signal id, for one catalog copy (its rows never change): built on first use and
- * shared by every answer, so read-only by convention, like the copy (not frozen: JSON.stringify
- * takes a slow path on frozen objects).
- */
-export type RenderCache = Map<string, StaticParts>;
-
-function partsOf(signal: SignalRow, agentUrl: string, cache: RenderCache | undefined): StaticParts {
-  const known = cache?.get(signal.id);
-  if (known) return known;
+function partsOf(signal: SignalRow, agentUrl: string): { head: Json; tail: Json } {
   const head: Json = {
     ...identity(signal, agentUrl),
     signal_agent_segment_id: signal.id,
@@ -113,20 +99,12 @@ function partsOf(signal: SignalRow, agentUrl: string, cache: RenderCache | undef
   const tail: Json = { pricing_options: pricingOptions(signal) };
   if (signal.cpm !== null && signal.currency) tail.pricing = { cpm: Number(signal.cpm), currency: signal.currency };
   if (signal.countries.length) tail.countries = [...signal.countries];
-  const parts = { head, tail };
-  cache?.set(signal.id, parts);
-  return parts;
+  return { head, tail };
 }
 
-/** One signal of an answer; `cache` is the catalog copy's (a row read from the database has none). */
-export function renderSignal(
-  signal: SignalRow,
-  targets: Destination[] | undefined,
-  activations: ActivationRow[],
-  options: RenderOptions,
-  cache?: RenderCache,
-): Json {
-  const { head, tail } = partsOf(signal, options.agentUrl, cache);
+/** One signal of an answer. */
+export function renderSignal(signal: SignalRow, targets: Destination[] | undefined, activations: ActivationRow[], options: RenderOptions): Json {
+  const { head, tail } = partsOf(signal, options.agentUrl);
   const byKey = activations.length ? new Map(activations.filter((a) => a.signal_id === signal.id).map((a) => [a.destination_key, a])) : null;
   const deployments: Json[] = [];
   if (targets?.length) {

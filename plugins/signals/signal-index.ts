@@ -9,4 +9,5 @@ export const SIGNAL_FIELDS: TextField<Pick<SignalRow, 'name' | 'tags' | 'descrip
 ];
 
 /** The index of a catalog copy's signals (by position in the copy). */
-export const signalIndex = (rows: readonly Pick<SignalRow, 'name' | 'tags' | 'description'>[]) => new TextIndex(rows, SIGNAL_FIELDS);
+export const signalIndex = (count: number, signal: (position: number) => Pick<SignalRow, 'name' | 'tags' | 'description'>) =>
+  new TextIndex(count, signal, SIGNAL_FIELDS);

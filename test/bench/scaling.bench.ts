@@ -4,7 +4,8 @@
  * - the signal and product catalogs grown to each of BENCH_SIZES items (default 1k, 10k, 100k):
  *   get_signals and get_products over MCP (agents-server.ts, restarted at each size so it loads
  *   the grown catalog as a deployment would), requests/s and p50/p95 from BENCH_CONCURRENCY
- *   clients, the server's start-up time and RSS after the load;
+ *   clients, the server's CPU time per request (steadier than latency on a shared machine), its
+ *   start-up time and RSS after the load;
  * - the registry's search index grown to each of BENCH_AGENTS agents (default 10k, 100k, 1M):
  *   agent search over HTTP (agent-search-server.ts), p50/p95 of sequential requests and
  *   requests/s from 8 clients, for 1-, 3- and 6-dimension queries, beside the raw SQL's p95.
@@ -28,6 +29,7 @@ import { systemClock } from '../../core/ports/clock.ts';
 import { defaultIds } from '../../core/ports/ids.ts';
 import { createLogger } from '../../core/log.ts';
 import type { AgentSearchQuery } from '../../core/ports/search.ts';
+import { cpuMs } from './harness.ts';
 
 const URL_ = process.env.DATABASE_URL;
 if (!URL_) {
@@ -138,6 +140,7 @@ if (CATALOG_SIZES.length && CATALOG_SIZES[0]) {
         };
         for (let i = 0; i < 30; i++) await once();
         const lat: number[] = [];
+        const cpu = cpuMs(server.proc.pid);
         const end = performance.now() + SECONDS * 1000;
         await Promise.all(
           Array.from({ length: CONCURRENCY }, async () => {
@@ -157,11 +160,12 @@ if (CATALOG_SIZES.length && CATALOG_SIZES[0]) {
           rps: Math.round(lat.length / SECONDS),
           p50_ms: pct(lat, 0.5),
           p95_ms: pct(lat, 0.95),
+          cpu_ms_per_request: Math.round(((cpuMs(server.proc.pid) - cpu) / lat.length) * 1000) / 1000,
           load: loadavg(),
         };
         catalogRows.push(row);
         log(
-          `  ${String(size).padStart(7)} items  ${task.padEnd(13)}${tag} ${String(row.rps).padStart(6)} req/s  p50 ${row.p50_ms.toFixed(1).padStart(6)} ms  p95 ${row.p95_ms.toFixed(1).padStart(6)} ms  (load ${row.load})`,
+          `  ${String(size).padStart(7)} items  ${task.padEnd(13)}${tag} ${String(row.rps).padStart(6)} req/s  p50 ${row.p50_ms.toFixed(1).padStart(6)} ms  p95 ${row.p95_ms.toFixed(1).padStart(6)} ms  server CPU ${row.cpu_ms_per_request.toFixed(3)} ms/request  (load ${row.load})`,
         );
       }
       const rss = rssMb(server.proc.pid);

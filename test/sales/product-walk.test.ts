@@ -6,7 +6,7 @@ import type { DatabasePort } from '../../core/ports/database.ts';
 import type { ProductQuery } from '../../core/ports/inventory.ts';
 import { announceCatalogChange, importCatalog } from '../../plugins/inventory-db/catalog.ts';
 import { MemoryInventory } from '../../plugins/inventory-db/memory-inventory.ts';
-import { MAX_COUNTED, type ProductCatalog } from '../../plugins/inventory-db/memory-catalog.ts';
+import { MAX_COUNTED, productAt, type ProductCatalog } from '../../plugins/inventory-db/memory-catalog.ts';
 import seed from '../../plugins/inventory-db/seed.json';
 import { forEachDatabase, openDatabase } from '../support/db.ts';
 
@@ -36,10 +36,17 @@ async function generatedCatalog(db: DatabasePort) {
   return db;
 }
 
+/** The copy's products in catalog order, rebuilt, with their distinct channels and tags. */
+const productsIn = (c: ProductCatalog) =>
+  Array.from({ length: c.products.size }, (_, order) => {
+    const product = productAt(c, order);
+    return { product, order, channels: [...new Set(product.channels)], tags: [...new Set(product.tags)] };
+  });
+
 /** The full ranking of a query, computed apart from the search: brief score (or none), then catalog order; the filters used here. */
 function reference(c: ProductCatalog, q: Omit<ProductQuery, 'limit'>): string[] {
   const ranking = q.brief ? c.index.rank(q.brief) : null;
-  return c.entries
+  return productsIn(c)
     .map((e, i) => ({ e, score: ranking ? ranking.scoreOf(i) : 0 }))
     .filter(({ e, score }) => score !== undefined && (!q.channels || e.channels.some((x) => q.channels!.includes(x))))
     .filter(({ e }) => !q.deliveryTypes || q.deliveryTypes.includes(e.product.delivery_type))
@@ -65,7 +72,7 @@ forEachDatabase<DatabasePort>(
     test('a first page is the top of the full ranking: brief score, then catalog order, after the filters', async () => {
       const inventory = new MemoryInventory(get());
       const copy = await inventory.snapshot.get();
-      expect(copy.entries.length).toBe(seed.products.length * (COPIES + 1));
+      expect(copy.products.size).toBe(seed.products.length * (COPIES + 1));
       for (const q of QUERIES) {
         const all = reference(copy, q);
         expect(all.length).toBeGreaterThan(0);
@@ -119,8 +126,9 @@ forEachDatabase<DatabasePort>(
       const like = await inventory.search({ similarTo: ['ctv_sports_premium'], limit: 5 });
       expect(like.products.map((p) => p.product_id)).not.toContain('ctv_sports_premium');
       expect(like.products[0]!.channels).toContain('ctv');
-      const anchor = copy.entries.find((e) => e.product.product_id === 'ctv_sports_premium')!;
-      const similar = copy.entries.filter(
+      const entries = productsIn(copy);
+      const anchor = entries.find((e) => e.product.product_id === 'ctv_sports_premium')!;
+      const similar = entries.filter(
         (e) => e !== anchor && (e.channels.some((x) => anchor.channels.includes(x)) || e.tags.some((x) => anchor.tags.includes(x))),
       );
       expect(similar.length).toBeLessThanOrEqual(MAX_COUNTED);

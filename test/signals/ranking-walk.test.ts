@@ -31,7 +31,7 @@ forEachDatabase<DatabasePort>(
       for (const spec of SPECS) {
         const ranking = copy.index.rank(spec);
         const expected = [...ranking.positions]
-          .map((i) => ({ id: copy.entries[i]!.row.id, rank: ranking.scoreOf(i)!, coverage: copy.entries[i]!.coverage }))
+          .map((i) => ({ id: copy.signals.text(i, 'id'), rank: ranking.scoreOf(i)!, coverage: copy.coverage[i]! }))
           .sort((a, b) => b.rank - a.rank || b.coverage - a.coverage || (a.id < b.id ? -1 : 1))
           .map((x) => x.id);
         expect(expected.length).toBeGreaterThan(0);
@@ -50,7 +50,7 @@ forEachDatabase<DatabasePort>(
     test('pages resumed from their last key add up to one page of everything, with filters and lookups', async () => {
       const catalog = new SignalsCatalog(get());
       const copy = await catalog.snapshot.get();
-      const lookedUp = copy.entries.at(-1)!.row.id;
+      const lookedUp = copy.signals.text(copy.signals.size - 1, 'id');
       const cases: Array<Omit<SearchFilters, 'limit' | 'after'>> = [
         { orgId: OWNER, spec: SPECS[0] },
         { orgId: OWNER, spec: SPECS[2], countries: ['US'], maxCpm: 4 },

@@ -13,14 +13,13 @@ import brandAgent from '../../plugins/brand-agent/index.ts';
 import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import restHost from '../../hosts/rest/index.ts';
 import restTasks from '../../hosts/rest/tasks.ts';
-import { loopbackResolver, TEST_CERT } from '../support/loopback.ts';
-import { startTlsFront } from '../support/tls-front.ts';
+import type { startTlsFront } from '../support/tls-front.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { clientFor, type Body } from '../support/agent.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { bothVersionsErrors } from '../support/schemas.ts';
 import { newKey } from '../support/principals.ts';
-import { checkSigned, schemaOf } from '../support/brand-claims.ts';
+import { brandAgentReadingRegistry, checkSigned, schemaOf } from '../support/brand-claims.ts';
 
 // verify_brand_claim(s) weighed against the registry's proofs of domain control (registry-ownership).
 const HOUSE = 'acme.example';
@@ -255,23 +254,7 @@ forEachDatabase<{ registry: TestServer; agent: TestServer; front: ReturnType<typ
       { overrides: [[Clock, new ManualClock(START)]] },
     );
     await seedRegistry(registry);
-    const front = startTlsFront();
-    front.route('registry.pub.test', registry.base);
-    const agent = await startServer(
-      adapter,
-      `${schema}_a`,
-      [
-        auth(),
-        crawlerHttp({ resolver: loopbackResolver(['pub.test']), ca: TEST_CERT, allowlist: ['127.0.0.1'] }),
-        signerKeyring(),
-        tasks({ worker: false }),
-        idempotency(),
-        brandAgent({ brands: BRANDS, registryUrl: front.url('registry.pub.test') }),
-        restTasks(),
-      ],
-      { env: { PROTOCOL_NAMESPACE: 'adcp' } },
-    );
-    return { registry, agent, front };
+    return { registry, ...(await brandAgentReadingRegistry(adapter, `${schema}_a`, registry, BRANDS)) };
   },
   async ({ registry, agent, front }) => {
     await agent.close();

@@ -12,14 +12,12 @@ import restTasks from '../../hosts/rest/tasks.ts';
 import mcpHost from '../../hosts/mcp/index.ts';
 import a2aHost from '../../hosts/a2a/index.ts';
 import rateLimit from '../../plugins/rate-limit/index.ts';
-import crawlerHttp from '../../plugins/crawler-http/index.ts';
-import { loopbackResolver, TEST_CERT } from '../support/loopback.ts';
-import { startTlsFront } from '../support/tls-front.ts';
+import type { startTlsFront } from '../support/tls-front.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { clientFor, type Body, type HostName } from '../support/agent.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { bothVersionsErrors } from '../support/schemas.ts';
-import { checkSigned, schemaOf } from '../support/brand-claims.ts';
+import { brandAgentReadingRegistry, checkSigned, schemaOf } from '../support/brand-claims.ts';
 import { newKey } from '../support/principals.ts';
 
 const TOKEN = 'brand-claims-test-token-0123456789';
@@ -266,23 +264,7 @@ forEachDatabase<{ registry: TestServer; agent: TestServer; front: ReturnType<typ
       restHost({ title: 'registry' }),
     ]);
     await seedRegistry(registry);
-    const front = startTlsFront();
-    front.route('registry.pub.test', registry.base);
-    const agent = await startServer(
-      adapter,
-      `${schema}_a`,
-      [
-        auth({ testTokens: [{ token: TOKEN }] }),
-        crawlerHttp({ resolver: loopbackResolver(['pub.test']), ca: TEST_CERT, allowlist: ['127.0.0.1'] }),
-        signerKeyring(),
-        tasks({ worker: false }),
-        idempotency(),
-        brandAgent({ brands: BRANDS, registryUrl: front.url('registry.pub.test') }),
-        restTasks(),
-      ],
-      { env: { PROTOCOL_NAMESPACE: 'adcp' } },
-    );
-    return { registry, agent, front };
+    return { registry, ...(await brandAgentReadingRegistry(adapter, `${schema}_a`, registry, BRANDS, [{ token: TOKEN }])) };
   },
   async ({ registry, agent, front }) => {
     await agent.close();

@@ -2,8 +2,18 @@ import { expect } from 'bun:test';
 import { createHash } from 'node:crypto';
 import { flattenedVerify, importJWK } from 'jose';
 import { canonicalJson } from '../../lib/canonical-json.ts';
+import auth from '../../plugins/auth/index.ts';
+import tasks from '../../plugins/tasks/index.ts';
+import idempotency from '../../plugins/idempotency/index.ts';
+import crawlerHttp from '../../plugins/crawler-http/index.ts';
+import brandAgent from '../../plugins/brand-agent/index.ts';
+import signerKeyring from '../../plugins/signer-keyring/index.ts';
+import restTasks from '../../hosts/rest/tasks.ts';
 import type { Body } from './agent.ts';
-import type { TestServer } from './server.ts';
+import { startServer, type TestServer } from './server.ts';
+import type { AdapterName } from './db.ts';
+import { loopbackResolver, TEST_CERT } from './loopback.ts';
+import { startTlsFront } from './tls-front.ts';
 import { bothVersionsErrors } from './schemas.ts';
 
 export const schemaOf = (task: string) => `brand/${task.replaceAll('_', '-')}-response.json`;
@@ -32,4 +42,34 @@ export async function checkSigned(server: TestServer, task: string, body: Body, 
   expect(p.exp - p.iat).toBe(3600);
   expect(p.request_hash).toBe(`sha256:${createHash('sha256').update(canonicalJson(binding)).digest('base64url')}`);
   return p;
+}
+
+/**
+ * A brand agent (REST tasks) without the registry in its deployment, reading `registry` at a URL over
+ * https (a TLS front on loopback) through the crawler.
+ */
+export async function brandAgentReadingRegistry(
+  adapter: AdapterName,
+  schema: string,
+  registry: TestServer,
+  brands: NonNullable<Parameters<typeof brandAgent>[0]>['brands'],
+  testTokens: Array<{ token: string }> = [],
+): Promise<{ agent: TestServer; front: ReturnType<typeof startTlsFront> }> {
+  const front = startTlsFront();
+  front.route('registry.pub.test', registry.base);
+  const agent = await startServer(
+    adapter,
+    schema,
+    [
+      auth({ testTokens }),
+      crawlerHttp({ resolver: loopbackResolver(['pub.test']), ca: TEST_CERT, allowlist: ['127.0.0.1'] }),
+      signerKeyring(),
+      tasks({ worker: false }),
+      idempotency(),
+      brandAgent({ brands, registryUrl: front.url('registry.pub.test') }),
+      restTasks(),
+    ],
+    { env: { PROTOCOL_NAMESPACE: 'adcp' } },
+  );
+  return { agent, front };
 }

@@ -10,7 +10,8 @@
  * Baseline and agent alternate in ROUNDS rounds of SECONDS each; a round's ratio compares two
  * neighbouring measurements and the median is printed; p50/p95 are over all the agent's rounds,
  * RSS is the server's after the whole load. `--json` prints the rows as JSON instead.
- * BENCH_TASKS=a,b measures only those tasks, BENCH_STORAGES=postgres|pglite one storage.
+ * BENCH_TASKS=a,b measures only those tasks, BENCH_STORAGES=postgres|pglite one storage, BENCH_BUN_ARGS
+ * runtime flags of the agents' server (`--smol`).
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,7 +37,9 @@ process.on('exit', () => {
 async function start(env: Record<string, string>, dir = import.meta.dir) {
   // BENCH_PROFILE=<dir>: the agents' server writes a CPU profile there when it stops (summarise with cpuprofile.ts).
   const profile = process.env.BENCH_PROFILE && !env.BENCH_TARGET ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE] : [];
-  const proc = Bun.spawn(['bun', ...profile, join(dir, 'agents-server.ts')], {
+  // BENCH_BUN_ARGS: runtime flags for the agents' server, e.g. `--smol` (a smaller heap, collected more often).
+  const runtime = process.env.BENCH_BUN_ARGS?.split(' ').filter(Boolean) ?? [];
+  const proc = Bun.spawn(['bun', ...runtime, ...profile, join(dir, 'agents-server.ts')], {
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     stdout: 'pipe',
     stderr: 'inherit',

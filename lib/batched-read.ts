@@ -1,4 +1,5 @@
 import { CoalescedRead } from './coalesced-read.ts';
+import { sql, type SqlFragment } from '../core/sql.ts';
 
 /**
  * Reads of many callers answered together, each caller its own answer: every caller waiting at the
@@ -29,6 +30,18 @@ export class BatchedRead<W, R> {
     const call = { wish };
     return (await rounds.read(call)).get(call)!;
   }
+}
+
+/**
+ * The wishes of a round as the rows `r` of a batched statement: `r.i`, the wish's index (0-based),
+ * and the `columns` declared (`name type, ...`, read from the wish's members of those names; null
+ * when absent). The planner counts 100 rows for them whatever the round's size, so a prepared
+ * statement keeps its generic plan instead of being planned again for every size (it would cost
+ * more than the statement). A statement reading a wish in a LATERAL subquery selects `r.i` there,
+ * so identical wishes of a round are each read, never merged (Memoize).
+ */
+export function wishRows(wishes: readonly object[], columns: string): SqlFragment {
+  return sql`jsonb_to_recordset(${wishes.map((w, i) => ({ ...w, i }))}::jsonb) AS r(i int, ${sql.raw(columns)})`;
 }
 
 /** Rows of a batched statement, each tagged with its wish's index `i` (0-based), grouped per wish. */

@@ -3,6 +3,7 @@ import type { Queryable } from '../../core/ports/database.ts';
 import type { Recorded } from './additions.ts';
 import type { ModelLine } from './model.ts';
 import { LINE, toModelLine } from './orders.ts';
+import { wishRows } from '../../lib/batched-read.ts';
 
 /** What a report of one order reads: its approved lines and what was recorded for them up to `as_of`. */
 export interface OrderRecords extends Recorded {
@@ -20,7 +21,7 @@ export async function recordsOf(q: Queryable, wanted: ReadonlyArray<{ media_buy_
         FROM adsim_injected x WHERE x.media_buy_id = r.media_buy_id AND x.at <= r.as_of) AS injected,
       (SELECT COALESCE(jsonb_agg(jsonb_build_object('package_id', c.package_id, 'at', c.at, 'value', c.value::text)), '[]'::jsonb)
         FROM adsim_conversions c WHERE c.media_buy_id = r.media_buy_id AND c.at <= r.as_of) AS conversions
-    FROM jsonb_to_recordset(${wanted.map((w, i) => ({ ...w, i }))}::jsonb) AS r(i int, media_buy_id text, as_of timestamptz)
+    FROM ${wishRows(wanted, 'media_buy_id text, as_of timestamptz')}
     ORDER BY r.i`);
   return rows.map((r) => ({ lines: r.lines.map(toModelLine), injected: r.injected, conversions: r.conversions }));
 }

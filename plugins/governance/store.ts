@@ -3,6 +3,7 @@ import type { Queryable } from '../../core/ports/database.ts';
 import type { GovernanceCondition, GovernanceFinding, GovernanceStatus } from '../../core/ports/governance.ts';
 import type { Plan } from './plan-schema.ts';
 import { canonicalJson } from '../../lib/canonical-json.ts';
+import { wishRows } from '../../lib/batched-read.ts';
 
 export interface PlanRow {
   owner: string;
@@ -133,7 +134,7 @@ export async function planRecords(q: Queryable, wanted: ReadonlyArray<{ owner: s
         FROM governance_checks c WHERE c.owner = r.owner AND c.plan_id = ANY(r.plan_ids)) AS checks,
       (SELECT COALESCE(jsonb_agg(to_jsonb(o) ORDER BY o.created_at, o.outcome_id), '[]'::jsonb)
         FROM governance_outcomes o WHERE o.owner = r.owner AND o.plan_id = ANY(r.plan_ids)) AS outcomes
-    FROM jsonb_to_recordset(${wanted.map((w, i) => ({ ...w, i }))}::jsonb) AS r(i int, owner text, plan_ids text[])
+    FROM ${wishRows(wanted, 'owner text, plan_ids text[]')}
     ORDER BY r.i`);
   return rows.map((r, i) => ({
     plans: new Map(r.plans.map((p) => [p.plan_id, { ...p, version: Number(p.version) }])),

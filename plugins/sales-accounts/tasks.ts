@@ -5,7 +5,7 @@ import { defineTask, type Json } from '../../core/task.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import { accountRef, brandRef, domain, pagination, versionFields } from '../../lib/adcp/request-fields.ts';
 import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/query-cursor.ts';
-import { BatchedRead, byWish } from '../../lib/batched-read.ts';
+import { BatchedRead, byWish, wishRows } from '../../lib/batched-read.ts';
 import { insertAccount, isSandbox, newAccount, renderAccount, type AccountRow, type AccountsDeps } from './store.ts';
 
 const ACCOUNT_STATUSES = ['active', 'pending_approval', 'rejected', 'payment_required', 'suspended', 'closed'] as const;
@@ -134,11 +134,11 @@ function accountPages(deps: AccountsDeps) {
   return new BatchedRead<PageWish, Array<AccountRow & { total: number }>>(async (shape, wishes) => {
     const where = shape ? shape.split(',').map((f) => FILTERS[f as Filter]) : [];
     const rows = await deps.db.query<AccountRow & { total: number; i: number }>(sql`
-      SELECT r.i, a.* FROM jsonb_to_recordset(${wishes.map((w, i) => ({ ...w, i }))}::jsonb)
-        AS r(i int, owner text, status text, sandbox boolean, account_id text, brand_domain text, operator text, "limit" int, "offset" int)
+      SELECT a.* FROM ${wishRows(wishes, 'owner text, status text, sandbox boolean, account_id text, brand_domain text, operator text, "limit" int, "offset" int')}
       CROSS JOIN LATERAL (
-        SELECT *, count(*) OVER ()::int AS total FROM sales_accounts a WHERE ${sql.join([sql`a.owner = r.owner`, ...where], ' AND ')}
-        ORDER BY a.created_at, a.account_id LIMIT r."limit" OFFSET r."offset") a`);
+        SELECT r.i, *, count(*) OVER ()::int AS total FROM sales_accounts a WHERE ${sql.join([sql`a.owner = r.owner`, ...where], ' AND ')}
+        ORDER BY a.created_at, a.account_id LIMIT r."limit" OFFSET r."offset") a
+      ORDER BY a.i, a.created_at, a.account_id`);
     return byWish(rows, wishes.length);
   });
 }

@@ -6,7 +6,7 @@ import { accountRef, pagination, versionFields } from '../../lib/adcp/request-fi
 import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/query-cursor.ts';
 import type { CreativesDeps } from './deps.ts';
 import { libraryAccountId } from './store.ts';
-import { BatchedRead, byWish } from '../../lib/batched-read.ts';
+import { BatchedRead, byWish, wishRows } from '../../lib/batched-read.ts';
 
 /** Assigned creatives an assignment filter names: [account id, creative id] pairs. */
 type Keys = Array<[string, string]>;
@@ -60,14 +60,15 @@ function libraryPages(deps: CreativesDeps) {
   return new BatchedRead<LibraryWish, LibraryRow[]>(async (shape, wishes) => {
     const where = [sql`c.owner = r.owner`, ...(shape ? shape.split(',').map((f) => FILTERS[f as LibraryFilter]) : [])];
     const rows = await deps.db.query<LibraryRow & { i: number }>(sql`
-      SELECT r.i, c.* FROM jsonb_to_recordset(${wishes.map((w, i) => ({ ...w, i }))}::jsonb)
-        AS r(i int, owner text, account_id text, creative_ids text[], statuses text[], tags text[], tags_any text[], name text,
-          in_buys jsonb, in_packages jsonb, assigned jsonb, "limit" int, "offset" int)
+      SELECT c.* FROM ${wishRows(
+        wishes,
+        'owner text, account_id text, creative_ids text[], statuses text[], tags text[], tags_any text[], name text, in_buys jsonb, in_packages jsonb, assigned jsonb, "limit" int, "offset" int',
+      )}
       CROSS JOIN LATERAL (
-        SELECT c.account_id, c.creative_id, c.name, c.format_id, c.status, c.tags, c.created_at, c.updated_at, count(*) OVER ()::int AS total
+        SELECT r.i, c.account_id, c.creative_id, c.name, c.format_id, c.status, c.tags, c.created_at, c.updated_at, count(*) OVER ()::int AS total
         FROM sales_creatives c WHERE ${sql.join(where, ' AND ')}
         ORDER BY c.created_at, c.account_id, c.creative_id LIMIT r."limit" OFFSET r."offset") c
-      ORDER BY r.i, c.created_at, c.account_id, c.creative_id`);
+      ORDER BY c.i, c.created_at, c.account_id, c.creative_id`);
     return byWish(rows, wishes.length);
   });
 }

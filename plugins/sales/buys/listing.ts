@@ -1,7 +1,7 @@
 import { sql } from '../../../core/sql.ts';
 import type { DatabasePort } from '../../../core/ports/database.ts';
 import type { Json } from '../../../core/task.ts';
-import { BatchedRead, byWish } from '../../../lib/batched-read.ts';
+import { BatchedRead, byWish, wishRows } from '../../../lib/batched-read.ts';
 import { renderImpairment } from '../impairments.ts';
 import { renderFeedback } from '../feedback.ts';
 import { toBuy, toPackage, type BuyRow, type PackageRow } from './store.ts';
@@ -53,7 +53,7 @@ export class BuyListings {
       const rows = await db.query<
         Record<string, unknown> & { i: number; listed_total: number; package_rows: any[]; impairment_rows: any[]; feedback_rows: any[] }
       >(sql`
-        SELECT r.i, m.*,
+        SELECT m.*,
           (SELECT COALESCE(jsonb_agg(to_jsonb(p) || jsonb_build_object('creatives',
               (SELECT count(*)::int FROM sales_creative_assignments a WHERE a.package_id = p.package_id)) ORDER BY p.position), '[]'::jsonb)
             FROM sales_packages p WHERE p.media_buy_id = m.media_buy_id) AS package_rows,
@@ -61,12 +61,11 @@ export class BuyListings {
             FROM sales_impairments x WHERE x.media_buy_id = m.media_buy_id AND x.state = 'open') AS impairment_rows,
           (SELECT COALESCE(jsonb_agg(to_jsonb(f) ORDER BY f.submitted_at, f.feedback_id), '[]'::jsonb)
             FROM sales_performance_feedback f WHERE f.media_buy_id = m.media_buy_id) AS feedback_rows
-        FROM jsonb_to_recordset(${wishes.map((w, i) => ({ ...w, i }))}::jsonb)
-          AS r(i int, owner text, account_id text, ids text[], statuses text[], "limit" int, "offset" int)
+        FROM ${wishRows(wishes, 'owner text, account_id text, ids text[], statuses text[], "limit" int, "offset" int')}
         CROSS JOIN LATERAL (
-          SELECT *, count(*) OVER ()::int AS listed_total FROM sales_media_buys m WHERE ${sql.join(where, ' AND ')}
+          SELECT r.i, *, count(*) OVER ()::int AS listed_total FROM sales_media_buys m WHERE ${sql.join(where, ' AND ')}
           ORDER BY m.created_at, m.media_buy_id LIMIT r."limit" OFFSET r."offset") m
-        ORDER BY r.i, m.created_at, m.media_buy_id`);
+        ORDER BY m.i, m.created_at, m.media_buy_id`);
       return byWish(rows, wishes.length).map((page) => ({
         total: page[0]?.listed_total ?? 0,
         buys: page.map(({ i: _, listed_total: __, package_rows, impairment_rows, feedback_rows, ...buy }) => ({

@@ -1,34 +1,62 @@
-import { CoalescedRead } from './coalesced-read.ts';
 import { sql, type SqlFragment } from '../core/sql.ts';
 
+/** A round callers join until it starts. */
+interface Round<W, R> {
+  wishes: W[];
+  answers: { promise: Promise<R[]>; resolve(answers: R[]): void; reject(error: unknown): void };
+  started: boolean;
+}
+
 /**
- * Reads of many callers answered together, each caller its own answer: every caller waiting at the
- * same moment joins one round (CoalescedRead: never one already under way, so what a caller gets was
- * read after its call began), and `query(shape, wishes)` answers all the round's wishes in one
- * statement, in order. Callers of different `shape`s (the statement their filters need) go in
- * separate rounds, so each statement keeps exact predicates and its indexes; a caller names its
- * shape from a fixed set. A failed statement fails its round's callers.
+ * Reads of many callers answered together, each caller its own answer: `query(shape, wishes)`
+ * answers all the wishes of a round in one statement, in order. A caller joins the next round of
+ * its shape to start, never one already under way, so what it gets was read after its call began.
+ * A round starts on setImmediate (calls received in the same I/O turn join it) when fewer than
+ * `concurrency` rounds of its shape run, else as soon as one ends: two at once by default, so a
+ * round is gathered while the statement of the previous one runs, and both take their share of
+ * the pool. Callers of different `shape`s (the statement their filters need) go in separate
+ * rounds, so each statement keeps exact predicates and its indexes; a caller names its shape from
+ * a fixed set. A failed statement fails its round's callers only.
  */
 export class BatchedRead<W, R> {
-  private readonly rounds = new Map<string, CoalescedRead<Map<{ wish: W }, R>, { wish: W }>>();
+  private readonly shapes = new Map<string, { running: number; next: Round<W, R> | null }>();
 
-  constructor(private readonly query: (shape: string, wishes: W[]) => Promise<R[]>) {}
+  constructor(
+    private readonly query: (shape: string, wishes: W[]) => Promise<R[]>,
+    private readonly concurrency = 2,
+  ) {}
 
   async read(shape: string, wish: W): Promise<R> {
-    let rounds = this.rounds.get(shape);
-    if (!rounds) {
-      rounds = new CoalescedRead(async (calls) => {
-        const answers = await this.query(
-          shape,
-          calls.map((c) => c.wish),
-        );
-        return new Map(calls.map((c, i) => [c, answers[i]!]));
-      });
-      this.rounds.set(shape, rounds);
+    let s = this.shapes.get(shape);
+    if (!s) this.shapes.set(shape, (s = { running: 0, next: null }));
+    if (!s.next) {
+      s.next = { wishes: [], answers: Promise.withResolvers(), started: false };
+      if (s.running < this.concurrency) this.start(shape, s, true);
     }
-    // A call of its own: the same wish sent twice gets two answers.
-    const call = { wish };
-    return (await rounds.read(call)).get(call)!;
+    const round = s.next;
+    // Each call its own index: the same wish sent twice is answered twice.
+    const index = round.wishes.push(wish) - 1;
+    return (await round.answers.promise)[index]!;
+  }
+
+  private start(shape: string, s: { running: number; next: Round<W, R> | null }, nextTurn: boolean): void {
+    s.running++;
+    s.next!.started = true;
+    const run = async () => {
+      const round = s.next!;
+      s.next = null;
+      try {
+        round.answers.resolve(await this.query(shape, round.wishes));
+      } catch (error) {
+        round.answers.reject(error);
+      }
+      s.running--;
+      // A round gathered while this one ran, waiting for it to end.
+      const waiting = s.next as Round<W, R> | null;
+      if (waiting && !waiting.started) this.start(shape, s, false);
+    };
+    if (nextTurn) setImmediate(run);
+    else void run();
   }
 }
 

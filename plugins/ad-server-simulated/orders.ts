@@ -85,11 +85,11 @@ export async function amend(tx: Queryable, mediaBuyId: string, change: { startTi
 }
 
 /** A line as the model sees it, one JSON object (`l`: adsim_lines, `o`: its adsim_orders row): budget less injected spend, state timeline. */
-export const LINE = sql`jsonb_build_object('media_buy_id', l.media_buy_id, 'package_id', l.package_id,
+export const LINE = sql`json_build_object('media_buy_id', l.media_buy_id, 'package_id', l.package_id,
   'budget', GREATEST(0, l.budget - (SELECT COALESCE(sum(i.spend), 0) FROM adsim_injected i WHERE i.media_buy_id = l.media_buy_id AND i.package_id = l.package_id))::text,
   'pricing_model', l.pricing_model, 'rate', l.rate::text, 'ctr', l.ctr::text, 'inventory_share', l.inventory_share::text,
   'start_time', o.start_time, 'end_time', o.end_time,
-  'states', (SELECT jsonb_agg(jsonb_build_object('state', s.state, 'at', s.at) ORDER BY s.at, s.id) FROM adsim_line_states s
+  'states', (SELECT json_agg(json_build_object('state', s.state, 'at', s.at) ORDER BY s.at, s.id) FROM adsim_line_states s
     WHERE s.media_buy_id = l.media_buy_id AND s.package_id = l.package_id))`;
 
 /** A LINE object as the model takes it. */

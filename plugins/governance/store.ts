@@ -125,14 +125,14 @@ export interface PlanRecords {
 export async function planRecords(q: Queryable, wanted: ReadonlyArray<{ owner: string; plan_ids: readonly string[] }>): Promise<PlanRecords[]> {
   const rows = await q.query<{ plans: PlanRow[]; committed: Record<string, string>; checks: CheckRow[]; outcomes: OutcomeRow[] }>(sql`
     SELECT
-      (SELECT COALESCE(jsonb_agg(jsonb_build_object('owner', p.owner, 'plan_id', p.plan_id, 'version', p.version, 'status', p.status, 'plan', p.plan)), '[]'::jsonb)
+      (SELECT COALESCE(json_agg(json_build_object('owner', p.owner, 'plan_id', p.plan_id, 'version', p.version, 'status', p.status, 'plan', p.plan)), '[]')
         FROM governance_plans p WHERE p.owner = r.owner AND p.plan_id = ANY(r.plan_ids)) AS plans,
-      (SELECT COALESCE(jsonb_object_agg(s.plan_id, s.committed), '{}'::jsonb) FROM (
+      (SELECT COALESCE(json_object_agg(s.plan_id, s.committed), '{}') FROM (
         SELECT o.plan_id, sum(o.committed_budget)::text AS committed FROM governance_outcomes o
         WHERE o.owner = r.owner AND o.plan_id = ANY(r.plan_ids) AND o.outcome = 'completed' GROUP BY o.plan_id) s) AS committed,
-      (SELECT COALESCE(jsonb_agg(to_jsonb(c) ORDER BY c.created_at, c.check_id), '[]'::jsonb)
+      (SELECT COALESCE(json_agg(c ORDER BY c.created_at, c.check_id), '[]')
         FROM governance_checks c WHERE c.owner = r.owner AND c.plan_id = ANY(r.plan_ids)) AS checks,
-      (SELECT COALESCE(jsonb_agg(to_jsonb(o) ORDER BY o.created_at, o.outcome_id), '[]'::jsonb)
+      (SELECT COALESCE(json_agg(o ORDER BY o.created_at, o.outcome_id), '[]')
         FROM governance_outcomes o WHERE o.owner = r.owner AND o.plan_id = ANY(r.plan_ids)) AS outcomes
     FROM ${wishRows(wanted, 'owner text, plan_ids text[]')}
     ORDER BY r.i`);

@@ -57,7 +57,7 @@ export function getMediaBuyDeliveryTask(deps: SalesDeps, listings: BuyListings) 
       if (input.media_buy_ids) filters.push('ids');
       if (statuses) filters.push('statuses');
       const listed = (
-        await listings.read(filters, {
+        await listings.read('delivered', filters, {
           owner,
           account_id: account?.account_id ?? null,
           ids: input.media_buy_ids ?? null,

@@ -3,15 +3,22 @@ import { BatchedRead, byWish } from '../../lib/batched-read.ts';
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-/** A batched query answering each wish with `shape:wish#round`, recording the rounds it was given. */
-function recorder(fail?: (shape: string) => boolean) {
+/** A batched query answering each wish with `shape:wish#round`, recording the rounds it was given; `hold` keeps rounds running until released. */
+function recorder(options: { fail?: (shape: string) => boolean; hold?: boolean; concurrency?: number } = {}) {
   const rounds: Array<[string, string[]]> = [];
+  const held: Array<() => void> = [];
+  let running = 0;
+  let mostAtOnce = 0;
   const reads = new BatchedRead<string, string>(async (shape, wishes) => {
     rounds.push([shape, wishes]);
-    if (fail?.(shape)) throw new Error(`${shape} failed`);
-    return wishes.map((w) => `${shape}:${w}#${rounds.length}`);
-  });
-  return { reads, rounds };
+    const n = rounds.length;
+    mostAtOnce = Math.max(mostAtOnce, ++running);
+    if (options.hold) await new Promise<void>((resolve) => held.push(resolve));
+    running--;
+    if (options.fail?.(shape)) throw new Error(`${shape} failed`);
+    return wishes.map((w) => `${shape}:${w}#${n}`);
+  }, options.concurrency);
+  return { reads, rounds, release: () => held.shift()!(), mostAtOnce: () => mostAtOnce };
 }
 
 test('callers waiting at once share one round per shape, each with its own answer, the same wish twice answered twice', async () => {
@@ -25,17 +32,42 @@ test('callers waiting at once share one round per shape, each with its own answe
   ]);
 });
 
-test('a caller arriving while its round runs gets the next one', async () => {
-  const { reads, rounds } = recorder();
-  const first = reads.read('a', 'x');
+test('a caller arriving while its round runs gets another; two rounds of a shape run at once, a third waits for one to end', async () => {
+  const r = recorder({ hold: true });
+  const first = r.reads.read('a', 'x');
   await turn();
-  const second = reads.read('a', 'y');
-  expect(await Promise.all([first, second])).toEqual(['a:x#1', 'a:y#2']);
-  expect(rounds.map(([, w]) => w)).toEqual([['x'], ['y']]);
+  const second = r.reads.read('a', 'y');
+  await turn();
+  const third = [r.reads.read('a', 'z'), r.reads.read('a', 'w')];
+  await turn();
+  expect(r.rounds.map(([, w]) => w)).toEqual([['x'], ['y']]);
+  r.release();
+  expect(await first).toBe('a:x#1');
+  r.release();
+  expect(await second).toBe('a:y#2');
+  await turn();
+  r.release();
+  expect(await Promise.all(third)).toEqual(['a:z#3', 'a:w#3']);
+  expect(r.mostAtOnce()).toBe(2);
+});
+
+test('with a concurrency of one, rounds of a shape run one after the other', async () => {
+  const r = recorder({ hold: true, concurrency: 1 });
+  const first = r.reads.read('a', 'x');
+  await turn();
+  const second = r.reads.read('a', 'y');
+  await turn();
+  expect(r.rounds).toHaveLength(1);
+  r.release();
+  await first;
+  await turn();
+  r.release();
+  expect(await second).toBe('a:y#2');
+  expect(r.mostAtOnce()).toBe(1);
 });
 
 test("a failed statement fails its round's callers only", async () => {
-  const { reads } = recorder((shape) => shape === 'bad');
+  const { reads } = recorder({ fail: (shape) => shape === 'bad' });
   const [bad, good] = await Promise.allSettled([reads.read('bad', 'x'), reads.read('good', 'y')]);
   expect(bad).toMatchObject({ status: 'rejected', reason: new Error('bad failed') });
   expect(good).toEqual({ status: 'fulfilled', value: 'good:y#2' });

@@ -70,7 +70,7 @@ export function getMediaBuysTask(deps: SalesDeps, listings: BuyListings) {
       const limit = input.pagination?.max_results ?? 50;
       const print = fingerprint([owner, input.account, input.media_buy_ids, statuses, v31]);
       const offset = decodeOffset(input.pagination?.cursor, print);
-      const page = await listings.read(filters, {
+      const page = await listings.read('listed', filters, {
         owner,
         account_id: account?.account_id ?? null,
         ids: input.media_buy_ids ?? null,
@@ -98,7 +98,7 @@ export function getMediaBuysTask(deps: SalesDeps, listings: BuyListings) {
         if (feedback.length) out.performance_feedback = feedback;
         if (history) out.history = history.get(b.media_buy_id)!;
         // Three states: omitted (not asked, or no push channel), [] (nothing fired), records.
-        if (activity && (b.push_config || b.reporting_webhook)) out.webhook_activity = activity.get(b.media_buy_id)!.map(renderActivity);
+        if (activity && b.pushes) out.webhook_activity = activity.get(b.media_buy_id)!.map(renderActivity);
         if (input.include_snapshot) {
           const [rep] = await deps.adServer.report(deps.db, b.media_buy_id, [{ start: b.start_time, end: now }], now);
           const lines = new Map(rep!.lines.map((l) => [l.packageId, l]));

@@ -64,6 +64,27 @@ export interface BuyRow {
   updated_at: Date;
 }
 
+/** What get_media_buys and get_media_buy_delivery show of a buy (listing.ts); `pushes`: it has a push or reporting channel. */
+export type ListedBuyRow = Pick<
+  BuyRow,
+  | 'media_buy_id'
+  | 'account_id'
+  | 'status'
+  | 'revision'
+  | 'currency'
+  | 'total_budget'
+  | 'start_time'
+  | 'end_time'
+  | 'confirmed_at'
+  | 'started_at'
+  | 'ended_at'
+  | 'rejection_reason'
+  | 'canceled_by'
+  | 'cancellation_reason'
+  | 'governance'
+  | 'created_at'
+  | 'updated_at'
+> & { pushes: boolean };
 export interface PackageRow {
   package_id: string;
   media_buy_id: string;
@@ -87,7 +108,7 @@ export interface PackageRow {
 
 const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
 
-export function toBuy(r: any): BuyRow {
+function toBuy(r: any): BuyRow {
   return {
     ...r,
     revision: Number(r.revision),

@@ -61,6 +61,7 @@ forEachDatabase<{ upgraded: DatabasePort; fresh: DatabasePort; drop: () => Promi
       expect(ledger.map((r) => `${r.owner}/${r.version}`).sort()).toEqual([
         'sales-accounts/1',
         'sales-accounts/2',
+        'sales-accounts/3',
         'sales-buyer-data/1',
         'sales-buyer-data/2',
         'sales-creatives/1',

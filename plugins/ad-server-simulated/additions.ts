@@ -45,19 +45,19 @@ export async function addDelivery(tx: Queryable, mediaBuyId: string, packageId: 
     VALUES (${mediaBuyId}::text, ${packageId}::text, ${at}::timestamptz, ${Math.round(f.impressions)}::bigint, ${Math.round(f.clicks)}::bigint, ${f.spend}::numeric)`);
 }
 
+/** Delivery injected by test controls and conversions attributed, at or before the report's `asOf` (records.ts). */
+export interface Recorded {
+  injected: ReadonlyArray<{ package_id: string; at: string; impressions: string; clicks: string; spend: string }>;
+  conversions: ReadonlyArray<{ package_id: string; at: string; value: string | null }>;
+}
+
 /**
- * Add injected delivery and conversions to window reports: rows at or before `asOf` whose time
- * falls in the window. Conversion figures appear only on lines that have some in the window.
+ * Add injected delivery and conversions to window reports: the rows whose time falls in the
+ * window. Conversion figures appear only on lines that have some in the window.
  */
-export async function addRecorded(q: Queryable, mediaBuyId: string, reports: WindowReport[], asOf: Date): Promise<WindowReport[]> {
-  const [injected, conversions] = await Promise.all([
-    q.query<{ package_id: string; at: Date; impressions: string; clicks: string; spend: string }>(sql`
-      SELECT package_id, at, impressions::text, clicks::text, spend::text FROM adsim_injected WHERE media_buy_id = ${mediaBuyId}::text AND at <= ${asOf}::timestamptz`),
-    q.query<{ package_id: string; at: Date; value: string | null }>(sql`
-      SELECT package_id, at, value::text FROM adsim_conversions WHERE media_buy_id = ${mediaBuyId}::text AND at <= ${asOf}::timestamptz`),
-  ]);
+export function addRecorded(reports: WindowReport[], { injected, conversions }: Recorded): WindowReport[] {
   if (!injected.length && !conversions.length) return reports;
-  const within = (at: Date, r: WindowReport) => new Date(at).getTime() >= r.start.getTime() && new Date(at).getTime() < r.end.getTime();
+  const within = (at: string, r: WindowReport) => new Date(at).getTime() >= r.start.getTime() && new Date(at).getTime() < r.end.getTime();
   return reports.map((r) => ({
     ...r,
     lines: r.lines.map((l) => {

@@ -8,6 +8,8 @@ import { AdServer, type AdServerEvent, type AdServerPort, type WindowReport } fr
 import { AdServerSimulation } from '../../core/ports/ad-server-simulation.ts';
 import { sql } from '../../core/sql.ts';
 import { addDelivery, addRecorded, recordConversions } from './additions.ts';
+import { recordsOf } from './records.ts';
+import { BatchedRead } from '../../lib/batched-read.ts';
 import { amend, book, modelLines, requiresReview, review, setState } from './orders.ts';
 import { availableAt, between, cumulative, type ModelOptions } from './model.ts';
 import { dispatchOne, generateEvents } from './events.ts';
@@ -74,6 +76,7 @@ export default definePlugin({
       rejectAboveBudget: o.approval.rejectAboveBudget,
     };
     const handlers: Array<(tx: Queryable, event: AdServerEvent) => Promise<void>> = [];
+    const reads = new BatchedRead((_, wanted: Array<{ media_buy_id: string; as_of: Date }>) => recordsOf(db, wanted));
 
     const port: AdServerPort = {
       reporting: { expectedDelayMinutes: o.delayMinutes, timezone: 'UTC', granularities: ['hourly', 'daily', 'monthly'] },
@@ -84,7 +87,10 @@ export default definePlugin({
       setState,
       async report(q, mediaBuyId, windows, asOfDate) {
         const asOf = asOfDate.getTime();
-        const lines = await modelLines(q, [mediaBuyId]);
+        const wanted = { media_buy_id: mediaBuyId, as_of: asOfDate };
+        // Outside a transaction, the reports asked for at once share one statement.
+        const records = q === db ? await reads.read('', wanted) : (await recordsOf(q, [wanted]))[0]!;
+        const lines = records.lines;
         // Data is complete `delayMinutes` after the fact: nothing newer is reported.
         const horizon = asOf - model.delayMinutes * 60_000;
         const times = [...new Set(windows.flatMap((w) => [w.start.getTime(), Math.min(w.end.getTime(), horizon)]))].sort((a, b) => a - b);
@@ -102,7 +108,7 @@ export default definePlugin({
           if (!ready) report.availableAt = new Date(availableAt(mediaBuyId, w.end.getTime(), model));
           return report;
         });
-        return addRecorded(q, mediaBuyId, reports, asOfDate);
+        return addRecorded(reports, records);
       },
       subscribe: (handler) => void handlers.push(handler),
       async recordConversions(tx, mediaBuyIds, conversions) {

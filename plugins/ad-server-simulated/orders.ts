@@ -84,29 +84,28 @@ export async function amend(tx: Queryable, mediaBuyId: string, change: { startTi
   if (change.lines?.length) await upsertLines(tx, mediaBuyId, change.lines);
 }
 
-/** The model's view of an order's lines (flight, budget less injected spend, price, state timeline). */
-export async function modelLines(db: Queryable, mediaBuyIds: readonly string[]): Promise<ModelLine[]> {
-  const rows = await db.query<{
-    media_buy_id: string;
-    package_id: string;
-    budget: string;
-    pricing_model: PricingModel;
-    rate: string;
-    ctr: string;
-    inventory_share: string;
-    start_time: Date;
-    end_time: Date;
-    states: Array<{ state: LineState; at: string }> | null;
-  }>(sql`
-    SELECT l.media_buy_id, l.package_id,
-      GREATEST(0, l.budget - (SELECT COALESCE(sum(i.spend), 0) FROM adsim_injected i WHERE i.media_buy_id = l.media_buy_id AND i.package_id = l.package_id))::text AS budget,
-      l.pricing_model, l.rate::text, l.ctr::text, l.inventory_share::text, o.start_time, o.end_time,
-      (SELECT jsonb_agg(jsonb_build_object('state', s.state, 'at', s.at) ORDER BY s.at, s.id) FROM adsim_line_states s
-        WHERE s.media_buy_id = l.media_buy_id AND s.package_id = l.package_id) AS states
-    FROM adsim_lines l JOIN adsim_orders o USING (media_buy_id)
-    WHERE l.media_buy_id = ANY(${[...mediaBuyIds]}::text[]) AND o.decision = 'approved'
-    ORDER BY l.media_buy_id, l.package_id`);
-  return rows.map((r) => ({
+/** A line as the model sees it, one JSON object (`l`: adsim_lines, `o`: its adsim_orders row): budget less injected spend, state timeline. */
+export const LINE = sql`json_build_object('media_buy_id', l.media_buy_id, 'package_id', l.package_id,
+  'budget', GREATEST(0, l.budget - (SELECT COALESCE(sum(i.spend), 0) FROM adsim_injected i WHERE i.media_buy_id = l.media_buy_id AND i.package_id = l.package_id))::text,
+  'pricing_model', l.pricing_model, 'rate', l.rate::text, 'ctr', l.ctr::text, 'inventory_share', l.inventory_share::text,
+  'start_time', o.start_time, 'end_time', o.end_time,
+  'states', (SELECT json_agg(json_build_object('state', s.state, 'at', s.at) ORDER BY s.at, s.id) FROM adsim_line_states s
+    WHERE s.media_buy_id = l.media_buy_id AND s.package_id = l.package_id))`;
+
+/** A LINE object as the model takes it. */
+export function toModelLine(r: {
+  media_buy_id: string;
+  package_id: string;
+  budget: string;
+  pricing_model: PricingModel;
+  rate: string;
+  ctr: string;
+  inventory_share: string;
+  start_time: string;
+  end_time: string;
+  states: Array<{ state: LineState; at: string }> | null;
+}): ModelLine {
+  return {
     mediaBuyId: r.media_buy_id,
     packageId: r.package_id,
     budget: Number(r.budget),
@@ -117,5 +116,14 @@ export async function modelLines(db: Queryable, mediaBuyIds: readonly string[]):
     flightStart: new Date(r.start_time),
     flightEnd: new Date(r.end_time),
     states: (r.states ?? []).map((s) => ({ state: s.state, at: new Date(s.at) })),
-  }));
+  };
+}
+
+/** The model's view of the approved orders' lines. */
+export async function modelLines(db: Queryable, mediaBuyIds: readonly string[]): Promise<ModelLine[]> {
+  const rows = await db.query<{ line: Parameters<typeof toModelLine>[0] }>(sql`
+    SELECT ${LINE} AS line FROM adsim_lines l JOIN adsim_orders o USING (media_buy_id)
+    WHERE l.media_buy_id = ANY(${[...mediaBuyIds]}::text[]) AND o.decision = 'approved'
+    ORDER BY l.media_buy_id, l.package_id`);
+  return rows.map((r) => toModelLine(r.line));
 }

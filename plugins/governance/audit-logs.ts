@@ -2,7 +2,8 @@ import * as v from 'valibot';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { GovernanceDeps } from './service.ts';
 import { versionFields } from './sync-plans.ts';
-import { checksOf, committedBudgets, loadPlans, outcomesOf, plansOfContexts, type CheckRow, type OutcomeRow } from './store.ts';
+import { planRecords, plansOfContexts, type CheckRow, type OutcomeRow } from './store.ts';
+import { BatchedRead } from '../../lib/batched-read.ts';
 
 const ids = v.pipe(
   v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
@@ -60,6 +61,8 @@ function outcomeEntry(o: OutcomeRow): Json {
 }
 
 export function getPlanAuditLogsTask(deps: GovernanceDeps) {
+  // The records every reader waiting at once wants, in one statement per round.
+  const records = new BatchedRead((_, wanted: Array<{ owner: string; plan_ids: string[] }>) => planRecords(deps.db, wanted));
   return defineTask({
     name: 'get_plan_audit_logs',
     description:
@@ -87,12 +90,7 @@ export function getPlanAuditLogsTask(deps: GovernanceDeps) {
       const wanted = new Set([...(input.plan_ids ?? []), ...(input.portfolio_plan_ids ?? [])]);
       if (input.governance_contexts) for (const id of await plansOfContexts(deps.db, owner, input.governance_contexts)) wanted.add(id);
       const planIds = [...wanted];
-      const [plans, committed, checks, outcomes] = await Promise.all([
-        loadPlans(deps.db, owner, planIds),
-        committedBudgets(deps.db, owner, planIds),
-        checksOf(deps.db, owner, planIds),
-        outcomesOf(deps.db, owner, planIds),
-      ]);
+      const { plans, committed, checks, outcomes } = await records.read('', { owner, plan_ids: planIds });
       const types = input.purchase_types as readonly string[] | undefined;
       const contexts = input.governance_contexts ? new Set(input.governance_contexts) : null;
       const keep = (r: { purchase_type: string; governance_context: string }) =>

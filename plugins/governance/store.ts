@@ -3,6 +3,7 @@ import type { Queryable } from '../../core/ports/database.ts';
 import type { GovernanceCondition, GovernanceFinding, GovernanceStatus } from '../../core/ports/governance.ts';
 import type { Plan } from './plan-schema.ts';
 import { canonicalJson } from '../../lib/canonical-json.ts';
+import { wishRows } from '../../lib/batched-read.ts';
 
 export interface PlanRow {
   owner: string;
@@ -47,6 +48,7 @@ export interface OutcomeRow {
 }
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
 
 export async function loadPlans(q: Queryable, owner: string, planIds: readonly string[], lock = false): Promise<Map<string, PlanRow>> {
   if (!planIds.length) return new Map();
@@ -111,16 +113,35 @@ export async function insertOutcome(q: Queryable, owner: string, o: OutcomeRow):
       ${o.seller_reference}::text, ${o.committed_budget}::numeric, ${o.created_at}::timestamptz)`);
 }
 
-export async function checksOf(q: Queryable, owner: string, planIds: readonly string[]): Promise<CheckRow[]> {
-  const rows = await q.query<CheckRow>(sql`SELECT * FROM governance_checks WHERE owner = ${owner}::text AND plan_id = ANY(${[...planIds]}::text[])
-    ORDER BY created_at, check_id`);
-  return rows.map((r) => ({ ...r, amount: num(r.amount), created_at: new Date(r.created_at) }));
+/** The record of a caller's plans (get_plan_audit_logs): the plans, budget committed to each, their checks and outcomes in order. */
+export interface PlanRecords {
+  plans: Map<string, PlanRow>;
+  committed: Map<string, number>;
+  checks: CheckRow[];
+  outcomes: OutcomeRow[];
 }
 
-export async function outcomesOf(q: Queryable, owner: string, planIds: readonly string[]): Promise<OutcomeRow[]> {
-  const rows = await q.query<OutcomeRow>(sql`SELECT * FROM governance_outcomes WHERE owner = ${owner}::text AND plan_id = ANY(${[...planIds]}::text[])
-    ORDER BY created_at, outcome_id`);
-  return rows.map((r) => ({ ...r, committed_budget: num(r.committed_budget), created_at: new Date(r.created_at) }));
+/** The records of each wanted owner's plans, in order, in one statement (however many readers ask at once). */
+export async function planRecords(q: Queryable, wanted: ReadonlyArray<{ owner: string; plan_ids: readonly string[] }>): Promise<PlanRecords[]> {
+  const rows = await q.query<{ plans: PlanRow[]; committed: Record<string, string>; checks: CheckRow[]; outcomes: OutcomeRow[] }>(sql`
+    SELECT
+      (SELECT COALESCE(json_agg(json_build_object('owner', p.owner, 'plan_id', p.plan_id, 'version', p.version, 'status', p.status, 'plan', p.plan)), '[]')
+        FROM governance_plans p WHERE p.owner = r.owner AND p.plan_id = ANY(r.plan_ids)) AS plans,
+      (SELECT COALESCE(json_object_agg(s.plan_id, s.committed), '{}') FROM (
+        SELECT o.plan_id, sum(o.committed_budget)::text AS committed FROM governance_outcomes o
+        WHERE o.owner = r.owner AND o.plan_id = ANY(r.plan_ids) AND o.outcome = 'completed' GROUP BY o.plan_id) s) AS committed,
+      (SELECT COALESCE(json_agg(c ORDER BY c.created_at, c.check_id), '[]')
+        FROM governance_checks c WHERE c.owner = r.owner AND c.plan_id = ANY(r.plan_ids)) AS checks,
+      (SELECT COALESCE(json_agg(o ORDER BY o.created_at, o.outcome_id), '[]')
+        FROM governance_outcomes o WHERE o.owner = r.owner AND o.plan_id = ANY(r.plan_ids)) AS outcomes
+    FROM ${wishRows(wanted, 'owner text, plan_ids text[]')}
+    ORDER BY r.i`);
+  return rows.map((r, i) => ({
+    plans: new Map(r.plans.map((p) => [p.plan_id, { ...p, version: Number(p.version) }])),
+    committed: new Map(wanted[i]!.plan_ids.map((id) => [id, Number(r.committed[id] ?? 0)])),
+    checks: r.checks.map((c) => ({ ...c, amount: num(c.amount), expires_at: date(c.expires_at), created_at: new Date(c.created_at) })),
+    outcomes: r.outcomes.map((o) => ({ ...o, committed_budget: num(o.committed_budget), created_at: new Date(o.created_at) })),
+  }));
 }
 
 /** Plans whose checks or outcomes carry one of these governance contexts. */

@@ -10,6 +10,7 @@ import { TestController } from '../../core/ports/test-controller.ts';
 import { SecretBox } from '../../core/ports/secrets.ts';
 import { Tasks } from '../../core/task.ts';
 import { createSalesAccounts, type AccountsDeps } from './store.ts';
+import { AccountCache } from './account-cache.ts';
 import { listAccountsTask, syncAccountsTask } from './tasks.ts';
 import { syncGovernanceTask } from './governance.ts';
 import { accountScenarios } from './scenarios.ts';
@@ -42,7 +43,8 @@ export default definePlugin({
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
   init({ db, tasks, clock, ids, box, controller }, kernel) {
     const o = kernel.options;
-    const deps: AccountsDeps = { db, clock, ids, box, options: { sandbox: o.sandbox, sandboxAccounts: o.sandbox ? o.sandboxAccounts : [] } };
+    const cache = new AccountCache();
+    const deps: AccountsDeps = { db, clock, ids, box, cache, options: { sandbox: o.sandbox, sandboxAccounts: o.sandbox ? o.sandboxAccounts : [] } };
     kernel.provide(SalesAccounts, createSalesAccounts(deps));
     tasks.add(syncAccountsTask(deps), listAccountsTask(deps), syncGovernanceTask(deps));
     // Buyer-declared accounts: sync_accounts (or, on a sandbox deployment, first use) creates them.
@@ -51,5 +53,12 @@ export default definePlugin({
       block: { account: { require_operator_auth: false, supported_billing: ['operator', 'agent', 'advertiser'], required_for_products: false, sandbox: true } },
     });
     controller?.register(...accountScenarios(deps));
+    let unfollow: (() => Promise<void>) | undefined;
+    return {
+      async start() {
+        unfollow = await cache.follow(db, kernel.logger);
+      },
+      stop: () => unfollow?.(),
+    };
   },
 });

@@ -10,6 +10,7 @@ import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
 import type { SecretBoxPort } from '../../core/ports/secrets.ts';
 import type { CreditLimit, SalesAccount, SalesAccountRef, SalesAccountsPort } from '../../core/ports/sales-accounts.ts';
+import { AccountCache } from './account-cache.ts';
 
 export type AccountRow = SalesAccount;
 type AccountRef = SalesAccountRef;
@@ -29,14 +30,30 @@ export interface AccountsDeps {
   options: AccountsOptions;
   /** Seals the governance agents' credentials at rest (sync_governance); absent: stored as given. */
   box?: SecretBoxPort;
+  /** The accounts reads outside a transaction resolve (absent: every read goes to the database). */
+  cache?: AccountCache;
 }
 
-type AccountDeps = Pick<AccountsDeps, 'options' | 'ids' | 'clock'>;
+type AccountDeps = Pick<AccountsDeps, 'options' | 'ids' | 'clock' | 'db' | 'cache'>;
 
 /** Whether an account of this natural key is a sandbox one: always, on a sandbox-only deployment. */
 export const isSandbox = (deps: AccountDeps, flag: boolean | undefined) => deps.options.sandbox || (flag ?? false);
 
+/**
+ * The account `ref` names, owned by `owner`. A read on the database itself (outside any transaction)
+ * goes through the cache; one in a transaction reads the row, as of that transaction.
+ */
 async function findAccount(deps: AccountDeps, q: Queryable, owner: string, ref: AccountRef): Promise<AccountRow | undefined> {
+  const cache = deps.cache;
+  if (!cache || q !== deps.db) return readAccount(deps, q, owner, ref);
+  const hit =
+    'account_id' in ref ? cache.get(ref.account_id) : cache.find(AccountCache.naturalKey(owner, ref.brand.domain, ref.operator, isSandbox(deps, ref.sandbox)));
+  // An account id of another owner is not the caller's: the database would find nothing either.
+  if (hit) return hit.owner === owner ? hit : undefined;
+  return cache.load(() => readAccount(deps, q, owner, ref));
+}
+
+async function readAccount(deps: AccountDeps, q: Queryable, owner: string, ref: AccountRef): Promise<AccountRow | undefined> {
   const rows =
     'account_id' in ref
       ? await q.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE account_id = ${ref.account_id}::text AND owner = ${owner}::text`)
@@ -171,7 +188,12 @@ export function createSalesAccounts(deps: AccountsDeps): SalesAccountsPort {
     },
     governanceAgent: (q, accountId) => governanceAgentOf(deps.box, q, accountId),
     async byIds(q, ids) {
-      return ids.length ? q.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE account_id = ANY(${[...ids]}::text[])`) : [];
+      const read = (wanted: readonly string[]) =>
+        wanted.length ? q.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE account_id = ANY(${[...wanted]}::text[])`) : Promise.resolve([]);
+      const cache = deps.cache;
+      if (!cache || q !== deps.db) return read(ids);
+      const hits = ids.map((id) => cache.get(id)).filter((a) => a !== undefined);
+      return hits.length === ids.length ? hits : [...hits, ...(await cache.load(() => read(ids.filter((id) => !cache.get(id)))))];
     },
   };
 }

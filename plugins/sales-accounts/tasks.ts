@@ -5,6 +5,7 @@ import { defineTask, type Json } from '../../core/task.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import { accountRef, brandRef, domain, pagination, versionFields } from '../../lib/adcp/request-fields.ts';
 import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/query-cursor.ts';
+import { BatchedRead, byWish, wishRows } from '../../lib/batched-read.ts';
 import { PAYMENT_TERMS } from './terms.ts';
 import { insertAccount, isSandbox, newAccount, renderAccount, type AccountRow, type AccountsDeps } from './store.ts';
 
@@ -107,7 +108,42 @@ async function provisionStarterAccounts(deps: AccountsDeps, owner: string): Prom
   }
 }
 
+/** A list_accounts page the batched statement reads: the caller, its filters (null: none) and the page. */
+interface PageWish {
+  owner: string;
+  status: string | null;
+  sandbox: boolean | null;
+  account_id: string | null;
+  brand_domain: string | null;
+  operator: string | null;
+  limit: number;
+  offset: number;
+}
+/** The filters of a shape, on the wish `r` (names of PageWish). */
+const FILTERS = {
+  status: sql`a.status = r.status`,
+  sandbox: sql`a.sandbox = r.sandbox`,
+  account_id: sql`a.account_id = r.account_id`,
+  brand: sql`a.brand_domain = r.brand_domain AND a.operator = r.operator`,
+};
+type Filter = keyof typeof FILTERS;
+
+/** Pages of every caller listing at once, one statement per round and filter shape (BatchedRead). */
+function accountPages(deps: AccountsDeps) {
+  return new BatchedRead<PageWish, Array<AccountRow & { total: number }>>(async (shape, wishes) => {
+    const where = shape ? shape.split(',').map((f) => FILTERS[f as Filter]) : [];
+    const rows = await deps.db.query<AccountRow & { total: number; i: number }>(sql`
+      SELECT a.* FROM ${wishRows(wishes, 'owner text, status text, sandbox boolean, account_id text, brand_domain text, operator text, "limit" int, "offset" int')}
+      CROSS JOIN LATERAL (
+        SELECT r.i, *, count(*) OVER ()::int AS total FROM sales_accounts a WHERE ${sql.join([sql`a.owner = r.owner`, ...where], ' AND ')}
+        ORDER BY a.created_at, a.account_id LIMIT r."limit" OFFSET r."offset") a
+      ORDER BY a.i, a.created_at, a.account_id`);
+    return byWish(rows, wishes.length);
+  });
+}
+
 export function listAccountsTask(deps: AccountsDeps) {
+  const pages = accountPages(deps);
   return defineTask({
     name: 'list_accounts',
     description: "The caller's accounts on this agent, oldest first, with cursor pagination; filter by status or sandbox.",
@@ -126,18 +162,26 @@ export function listAccountsTask(deps: AccountsDeps) {
       const limit = input.pagination?.max_results ?? 50;
       const print = fingerprint([input.status, input.sandbox, input.account]);
       const offset = decodeOffset(input.pagination?.cursor, print);
-      const where = [sql`owner = ${owner}::text`];
-      if (input.status) where.push(sql`status = ${input.status}::text`);
-      if (input.sandbox !== undefined) where.push(sql`sandbox = ${input.sandbox}::boolean`);
-      if (input.account && 'account_id' in input.account) where.push(sql`account_id = ${input.account.account_id}::text`);
-      if (input.account && 'brand' in input.account)
-        where.push(sql`brand_domain = ${input.account.brand.domain}::text AND operator = ${input.account.operator}::text`);
-      const rows = await deps.db.query<AccountRow & { total: number }>(sql`
-        SELECT *, count(*) OVER ()::int AS total FROM sales_accounts WHERE ${sql.join(where, ' AND ')}
-        ORDER BY created_at, account_id LIMIT ${limit}::int OFFSET ${offset}::int`);
-      const total =
-        rows[0]?.total ??
-        (offset ? (await deps.db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM sales_accounts WHERE ${sql.join(where, ' AND ')}`))[0]!.n : 0);
+      const byId = input.account && 'account_id' in input.account ? input.account : undefined;
+      const byBrand = input.account && 'brand' in input.account ? input.account : undefined;
+      const shape: Filter[] = [];
+      if (input.status) shape.push('status');
+      if (input.sandbox !== undefined) shape.push('sandbox');
+      if (byId) shape.push('account_id');
+      if (byBrand) shape.push('brand');
+      const wish: PageWish = {
+        owner,
+        status: input.status ?? null,
+        sandbox: input.sandbox ?? null,
+        account_id: byId?.account_id ?? null,
+        brand_domain: byBrand?.brand.domain ?? null,
+        operator: byBrand?.operator ?? null,
+        limit,
+        offset,
+      };
+      const rows = await pages.read(shape.join(','), wish);
+      // A page past the end (a stale cursor) counts the matches on the first page.
+      const total = rows[0]?.total ?? (offset ? ((await pages.read(shape.join(','), { ...wish, limit: 1, offset: 0 }))[0]?.total ?? 0) : 0);
       return { accounts: rows.map(renderAccount), pagination: pageInfo(offset, rows.length, total, print) };
     },
   });

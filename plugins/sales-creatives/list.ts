@@ -6,8 +6,75 @@ import { accountRef, pagination, versionFields } from '../../lib/adcp/request-fi
 import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/query-cursor.ts';
 import type { CreativesDeps } from './deps.ts';
 import { libraryAccountId } from './store.ts';
+import { BatchedRead, byWish, wishRows } from '../../lib/batched-read.ts';
+
+/** Assigned creatives an assignment filter names: [account id, creative id] pairs. */
+type Keys = Array<[string, string]>;
+/** A list_creatives page the batched statement reads: the caller, its filters (null: none) and the page. */
+interface LibraryWish {
+  owner: string;
+  account_id: string | null;
+  creative_ids: string[] | null;
+  statuses: string[] | null;
+  tags: string[] | null;
+  tags_any: string[] | null;
+  /** name_contains, lower case. */
+  name: string | null;
+  in_buys: Keys | null;
+  in_packages: Keys | null;
+  assigned: Keys | null;
+  limit: number;
+  offset: number;
+}
+const among = (keys: 'in_buys' | 'in_packages' | 'assigned') =>
+  sql`(c.account_id, c.creative_id) IN (SELECT k->>0, k->>1 FROM jsonb_array_elements(r.${sql.raw(keys)}) AS k)`;
+/** The filters of a shape, on the wish `r`; each but `unassigned` is named after the member of the wish it reads. */
+const FILTERS = {
+  account_id: sql`c.account_id = r.account_id`,
+  creative_ids: sql`c.creative_id = ANY(r.creative_ids)`,
+  statuses: sql`c.status = ANY(r.statuses)`,
+  tags: sql`c.tags @> r.tags`,
+  tags_any: sql`c.tags && r.tags_any`,
+  name: sql`strpos(lower(c.name), r.name) > 0`,
+  in_buys: among('in_buys'),
+  in_packages: among('in_packages'),
+  assigned: among('assigned'),
+  unassigned: sql`NOT ${among('assigned')}`,
+};
+type LibraryFilter = keyof typeof FILTERS;
+
+interface LibraryRow {
+  account_id: string;
+  creative_id: string;
+  name: string;
+  format_id: FormatRef;
+  status: string;
+  tags: string[];
+  created_at: Date;
+  updated_at: Date;
+  total: number;
+}
+
+/** Pages of every caller listing at once, one statement per round and filter shape (BatchedRead). */
+function libraryPages(deps: CreativesDeps) {
+  return new BatchedRead<LibraryWish, LibraryRow[]>(async (shape, wishes) => {
+    const where = [sql`c.owner = r.owner`, ...(shape ? shape.split(',').map((f) => FILTERS[f as LibraryFilter]) : [])];
+    const rows = await deps.db.query<LibraryRow & { i: number }>(sql`
+      SELECT c.* FROM ${wishRows(
+        wishes,
+        'owner text, account_id text, creative_ids text[], statuses text[], tags text[], tags_any text[], name text, in_buys jsonb, in_packages jsonb, assigned jsonb, "limit" int, "offset" int',
+      )}
+      CROSS JOIN LATERAL (
+        SELECT r.i, c.account_id, c.creative_id, c.name, c.format_id, c.status, c.tags, c.created_at, c.updated_at, count(*) OVER ()::int AS total
+        FROM sales_creatives c WHERE ${sql.join(where, ' AND ')}
+        ORDER BY c.created_at, c.account_id, c.creative_id LIMIT r."limit" OFFSET r."offset") c
+      ORDER BY c.i, c.created_at, c.account_id, c.creative_id`);
+    return byWish(rows, wishes.length);
+  });
+}
 
 export function listCreativesTask(deps: CreativesDeps) {
+  const pages = libraryPages(deps);
   return defineTask({
     name: 'list_creatives',
     description: "The caller's creative library: filter by ids, status, tags, name, media buys or packages; assignments on request; cursor pagination.",
@@ -35,43 +102,35 @@ export function listCreativesTask(deps: CreativesDeps) {
     async handler({ input, principal }) {
       const owner = principal.orgId;
       const f = input.filters ?? {};
-      const where = [sql`c.owner = ${owner}::text`];
-      if (input.account) {
-        // A sandbox fixture account id nobody created narrows nothing (still only the caller's creatives).
-        const accountId = await libraryAccountId(deps, owner, input.account, 'account');
-        if (accountId) where.push(sql`c.account_id = ${accountId}::text`);
-      }
-      if (f.creative_ids) where.push(sql`c.creative_id = ANY(${f.creative_ids}::text[])`);
-      if (f.statuses) where.push(sql`c.status = ANY(${f.statuses}::text[])`);
-      if (f.tags) where.push(sql`c.tags @> ${f.tags}::text[]`);
-      if (f.tags_any) where.push(sql`c.tags && ${f.tags_any}::text[]`);
-      if (f.name_contains) where.push(sql`strpos(lower(c.name), ${f.name_contains.toLowerCase()}::text) > 0`);
+      // A sandbox fixture account id nobody created narrows nothing (still only the caller's creatives).
+      const accountId = input.account ? await libraryAccountId(deps, owner, input.account, 'account') : null;
       // Assignment filters: the media buys know which creatives are assigned where.
       const packagesSide = deps.packages();
       const keysOf = async (filter: { mediaBuyIds?: readonly string[]; packageIds?: readonly string[] }) => {
         const keys = packagesSide ? await packagesSide.assigned(deps.db, owner, filter) : [];
-        return sql`(c.account_id, c.creative_id) IN (SELECT * FROM unnest(${keys.map((k) => k.account_id)}::text[], ${keys.map((k) => k.creative_id)}::text[]))`;
+        return keys.map((k): Keys[number] => [k.account_id, k.creative_id]);
       };
-      if (f.media_buy_ids) where.push(await keysOf({ mediaBuyIds: f.media_buy_ids }));
-      if (f.assigned_to_packages) where.push(await keysOf({ packageIds: f.assigned_to_packages }));
-      if (f.unassigned !== undefined) where.push(f.unassigned ? sql`NOT ${await keysOf({})}` : await keysOf({}));
       const limit = input.pagination?.max_results ?? 50;
       const print = fingerprint([f, input.account]);
       const offset = decodeOffset(input.pagination?.cursor, print);
-      const rows = await deps.db.query<{
-        account_id: string;
-        creative_id: string;
-        name: string;
-        format_id: FormatRef;
-        status: string;
-        tags: string[];
-        created_at: Date;
-        updated_at: Date;
-        total: number;
-      }>(sql`
-        SELECT c.account_id, c.creative_id, c.name, c.format_id, c.status, c.tags, c.created_at, c.updated_at, count(*) OVER ()::int AS total
-        FROM sales_creatives c WHERE ${sql.join(where, ' AND ')}
-        ORDER BY c.created_at, c.account_id, c.creative_id LIMIT ${limit}::int OFFSET ${offset}::int`);
+      const wish: LibraryWish = {
+        owner,
+        account_id: accountId,
+        creative_ids: f.creative_ids ?? null,
+        statuses: f.statuses ?? null,
+        tags: f.tags ?? null,
+        tags_any: f.tags_any ?? null,
+        name: f.name_contains?.toLowerCase() ?? null,
+        in_buys: f.media_buy_ids ? await keysOf({ mediaBuyIds: f.media_buy_ids }) : null,
+        in_packages: f.assigned_to_packages ? await keysOf({ packageIds: f.assigned_to_packages }) : null,
+        assigned: f.unassigned !== undefined ? await keysOf({}) : null,
+        limit,
+        offset,
+      };
+      const filters = (Object.keys(FILTERS) as LibraryFilter[]).filter((k) =>
+        k === 'assigned' ? f.unassigned === false : k === 'unassigned' ? f.unassigned === true : wish[k as keyof LibraryWish] !== null,
+      );
+      const rows = await pages.read(filters.join(','), wish);
       const assignments = new Map<string, Array<{ package_id: string; assigned_at: Date }>>();
       if (input.include_assignments && packagesSide) {
         for (const accountId of new Set(rows.map((r) => r.account_id))) {

@@ -1,11 +1,10 @@
 import * as v from 'valibot';
-import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { SalesDeps } from './deps.ts';
 import { accountRef, date, versionFields } from '../../lib/adcp/request-fields.ts';
 import { figures } from './reports.ts';
-import { loadPackages, queryBuys } from './buys/store.ts';
+import type { BuyListings, BuysFilter } from './buys/listing.ts';
 import { partition } from './windows.ts';
 import { requireAdServer } from './upstream.ts';
 
@@ -13,7 +12,7 @@ const STATUSES = ['pending_creatives', 'pending_start', 'active', 'paused', 'com
 const status = v.picklist(STATUSES, `must be one of ${STATUSES.join(', ')}`);
 const DAY = 86_400_000;
 
-export function getMediaBuyDeliveryTask(deps: SalesDeps) {
+export function getMediaBuyDeliveryTask(deps: SalesDeps, listings: BuyListings) {
   return defineTask({
     name: 'get_media_buy_delivery',
     description:
@@ -51,12 +50,23 @@ export function getMediaBuyDeliveryTask(deps: SalesDeps) {
           { field: 'time_granularity' },
         );
       }
-      const where = [sql`owner = ${owner}::text`, sql`status <> 'pending_review'`, sql`confirmed_at IS NOT NULL`];
-      if (input.account) where.push(sql`account_id = ${(await deps.accounts.resolve(deps.db, owner, input.account)).account_id}::text`);
-      if (input.media_buy_ids) where.push(sql`media_buy_id = ANY(${input.media_buy_ids}::text[])`);
+      const account = input.account ? await deps.accounts.resolve(deps.db, owner, input.account) : undefined;
       const statuses = input.status_filter === undefined ? undefined : Array.isArray(input.status_filter) ? input.status_filter : [input.status_filter];
-      if (statuses) where.push(sql`status = ANY(${statuses}::text[])`);
-      const buys = await queryBuys(deps.db, sql.join(where, ' AND '), sql`ORDER BY created_at, media_buy_id LIMIT 100`);
+      const filters: BuysFilter[] = ['confirmed'];
+      if (account) filters.push('account');
+      if (input.media_buy_ids) filters.push('ids');
+      if (statuses) filters.push('statuses');
+      const listed = (
+        await listings.read('delivered', filters, {
+          owner,
+          account_id: account?.account_id ?? null,
+          ids: input.media_buy_ids ?? null,
+          statuses: statuses ?? null,
+          limit: 100,
+          offset: 0,
+        })
+      ).buys;
+      const buys = listed.map((l) => l.buy);
       if (input.media_buy_ids) {
         const found = new Set(buys.map((b) => b.media_buy_id));
         const missing = input.media_buy_ids.find((id) => !found.has(id));
@@ -65,10 +75,6 @@ export function getMediaBuyDeliveryTask(deps: SalesDeps) {
         }
       }
       const now = clock.now();
-      const packages = await loadPackages(
-        deps.db,
-        buys.map((b) => b.media_buy_id),
-      );
       // The reporting period: the requested dates (UTC days), else the flights so far.
       const from = input.start_date
         ? new Date(`${input.start_date}T00:00:00Z`)
@@ -79,10 +85,11 @@ export function getMediaBuyDeliveryTask(deps: SalesDeps) {
       const currency = buys[0]?.currency ?? 'USD';
       const aggregate = { impressions: 0, spend: 0, clicks: 0, media_buy_count: 0 };
       const deliveries: Json[] = [];
-      for (const b of buys) {
-        const pkgs = packages.get(b.media_buy_id)!;
-        const windows = input.time_granularity && input.include_window_breakdown ? partition(from, until, input.time_granularity) : [];
-        const reps = await deps.adServer.report(deps.db, b.media_buy_id, [{ start: from, end: until }, ...windows], now);
+      const windows = input.time_granularity && input.include_window_breakdown ? partition(from, until, input.time_granularity) : [];
+      // Every buy's report at once: the ad server may answer them together.
+      const reports = await Promise.all(buys.map((b) => deps.adServer.report(deps.db, b.media_buy_id, [{ start: from, end: until }, ...windows], now)));
+      for (const [n, { buy: b, packages: pkgs }] of listed.entries()) {
+        const reps = reports[n]!;
         const { totals, byPackage } = figures(pkgs, reps[0]!);
         const delivery: Json = { media_buy_id: b.media_buy_id, status: b.status, totals, by_package: byPackage };
         if (windows.length) {

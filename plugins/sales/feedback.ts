@@ -2,7 +2,6 @@ import * as v from 'valibot';
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
-import type { Queryable } from '../../core/ports/database.ts';
 import type { SalesDeps } from './deps.ts';
 import { timestamp, versionFields } from '../../lib/adcp/request-fields.ts';
 import { loadBuy, loadPackages } from './buys/store.ts';
@@ -34,8 +33,8 @@ interface FeedbackRow {
   submitted_at: Date;
 }
 
-/** core/performance-feedback.json. */
-function render(r: FeedbackRow): Json {
+/** core/performance-feedback.json, as get_media_buys lists it (`performance_feedback`). */
+export function renderFeedback(r: FeedbackRow): Json {
   const out: Json = {
     feedback_id: r.feedback_id,
     media_buy_id: r.media_buy_id,
@@ -48,16 +47,6 @@ function render(r: FeedbackRow): Json {
   };
   if (r.package_id) out.package_id = r.package_id;
   if (r.creative_id) out.creative_id = r.creative_id;
-  return out;
-}
-
-/** The feedback received for each buy, oldest first (get_media_buys `performance_feedback`). */
-export async function loadFeedback(q: Queryable, mediaBuyIds: readonly string[]): Promise<Map<string, Json[]>> {
-  const out = new Map<string, Json[]>(mediaBuyIds.map((id) => [id, []]));
-  if (!mediaBuyIds.length) return out;
-  const rows = await q.query<FeedbackRow>(sql`SELECT * FROM sales_performance_feedback WHERE media_buy_id = ANY(${[...mediaBuyIds]}::text[])
-    ORDER BY media_buy_id, submitted_at, feedback_id`);
-  for (const r of rows) out.get(r.media_buy_id)!.push(render(r));
   return out;
 }
 

@@ -33,6 +33,7 @@ import { getProductsTask, reportingCapabilities } from './products.ts';
 import { createMediaBuyTask } from './buys/create.ts';
 import { updateMediaBuyTask } from './buys/update.ts';
 import { getMediaBuysTask } from './buys/list.ts';
+import { BuyListings } from './buys/listing.ts';
 import { getMediaBuyDeliveryTask } from './delivery.ts';
 import { getAccountFinancialsTask } from './financials.ts';
 import { issueInvoices } from './billing/invoices.ts';
@@ -175,12 +176,14 @@ export default definePlugin({
       },
       logger: kernel.logger,
     };
+    // The two reads of buys share their batched statement.
+    const listings = new BuyListings(deps.db);
     tasks.add(
       getProductsTask(deps),
       createMediaBuyTask(deps),
       updateMediaBuyTask(deps),
-      getMediaBuysTask(deps),
-      getMediaBuyDeliveryTask(deps),
+      getMediaBuysTask(deps, listings),
+      getMediaBuyDeliveryTask(deps, listings),
       getAccountFinancialsTask(deps),
       providePerformanceFeedbackTask(deps),
     );

@@ -27,6 +27,13 @@ export interface PostgresOptions {
    * (PgBouncer before 1.21) that cannot keep a connection's prepared statements.
    */
   prepare?: boolean;
+  /**
+   * Let the server JIT-compile statements it estimates dear (default false). Its estimate of a
+   * batched read (one statement answering many callers) is the sum of theirs, and compilation
+   * costs tens to hundreds of milliseconds on every run of a prepared statement: worth it for
+   * long analytical queries, never for this workload's short ones.
+   */
+  jit?: boolean;
 }
 
 type Session = postgres.Sql | postgres.ReservedSql;
@@ -63,7 +70,11 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
     idle_timeout: 30,
     connect_timeout: options.connectTimeoutSeconds ?? 5,
     ...(target.host ? { host: target.host as unknown as string, port: target.port as unknown as number } : {}),
-    connection: { statement_timeout: statementMs, ...(options.schema ? { search_path: `${options.schema},public` } : {}) },
+    connection: {
+      statement_timeout: statementMs,
+      ...(options.jit ? {} : { jit: 'off' }),
+      ...(options.schema ? { search_path: `${options.schema},public` } : {}),
+    },
     // BIGINT stays a string (postgres.js default); queries cast counts to int where numbers are wanted.
   });
   // search_path may name a schema that does not exist yet; create it once, before first use.
@@ -186,6 +197,7 @@ export default definePlugin({
     DATABASE_CONNECT_TIMEOUT: { path: 'connectTimeoutSeconds', type: 'int' },
     DATABASE_STATEMENT_TIMEOUT_MS: { path: 'statementTimeoutMs', type: 'int' },
     DATABASE_PREPARE: { path: 'prepare', type: 'bool' },
+    DATABASE_JIT: { path: 'jit', type: 'bool' },
   },
   options: v.object({
     url: v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')),
@@ -194,6 +206,7 @@ export default definePlugin({
     connectTimeoutSeconds: v.optional(seconds(300), 5),
     statementTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(3_600_000)), 15_000),
     prepare: v.optional(v.boolean(), true),
+    jit: v.optional(v.boolean(), false),
   }),
   init(_deps, kernel) {
     const db = createPostgresDatabase(kernel.options, kernel.logger);

@@ -62,6 +62,7 @@ forEachDatabase<{ upgraded: DatabasePort; fresh: DatabasePort; drop: () => Promi
         'sales-accounts/1',
         'sales-accounts/2',
         'sales-accounts/3',
+        'sales-accounts/4',
         'sales-buyer-data/1',
         'sales-buyer-data/2',
         'sales-creatives/1',

@@ -1,15 +1,13 @@
 import * as v from 'valibot';
-import { sql } from '../../../core/sql.ts';
 import { defineTask, type Json } from '../../../core/task.ts';
 import type { WebhookActivityRecord } from '../../../core/ports/webhook-activity.ts';
 import type { SalesDeps } from '../deps.ts';
 import { accountRef, pagination, pins31, versionFields } from '../../../lib/adcp/request-fields.ts';
 import type { SalesAccount } from '../../../core/ports/sales-accounts.ts';
-import { openImpairments } from '../impairments.ts';
 import { decodeOffset, fingerprint, pageInfo } from '../../../lib/adcp/query-cursor.ts';
-import { loadHistory, loadPackages, pageBuys } from './store.ts';
+import { loadHistory } from './store.ts';
 import { renderListedBuy } from './render.ts';
-import { loadFeedback } from '../feedback.ts';
+import type { BuyListings, BuysFilter } from './listing.ts';
 
 const STATUSES = ['pending_creatives', 'pending_start', 'active', 'paused', 'completed', 'rejected', 'canceled'] as const;
 const status = v.picklist(STATUSES, `must be one of ${STATUSES.join(', ')}`);
@@ -32,7 +30,7 @@ function renderActivity(r: WebhookActivityRecord): Json {
   return out;
 }
 
-export function getMediaBuysTask(deps: SalesDeps) {
+export function getMediaBuysTask(deps: SalesDeps, listings: BuyListings) {
   return defineTask({
     name: 'get_media_buys',
     description:
@@ -61,25 +59,29 @@ export function getMediaBuysTask(deps: SalesDeps) {
       const owner = principal.orgId;
       let account: SalesAccount | undefined;
       if (input.account) account = await deps.accounts.resolve(deps.db, owner, input.account);
-      // Buys still under the seller's review are not confirmed media buys yet.
-      const where = [sql`owner = ${owner}::text`, sql`status <> 'pending_review'`];
       // 3.0 has no unconfirmed buys (confirmed_at is a timestamp there): rejected-before-confirmation ones are for 3.1 readers.
       const v31 = pins31(input) || input.include_webhook_activity !== undefined;
-      if (!v31) where.push(sql`confirmed_at IS NOT NULL`);
-      if (account) where.push(sql`account_id = ${account.account_id}::text`);
-      if (input.media_buy_ids) where.push(sql`media_buy_id = ANY(${input.media_buy_ids}::text[])`);
       const statuses = input.status_filter === undefined ? undefined : Array.isArray(input.status_filter) ? input.status_filter : [input.status_filter];
-      if (statuses) where.push(sql`status = ANY(${statuses}::text[])`);
+      const filters: BuysFilter[] = [];
+      if (!v31) filters.push('confirmed');
+      if (account) filters.push('account');
+      if (input.media_buy_ids) filters.push('ids');
+      if (statuses) filters.push('statuses');
       const limit = input.pagination?.max_results ?? 50;
       const print = fingerprint([owner, input.account, input.media_buy_ids, statuses, v31]);
       const offset = decodeOffset(input.pagination?.cursor, print);
-      const { buys, total } = await pageBuys(deps.db, sql.join(where, ' AND '), sql`ORDER BY created_at, media_buy_id`, limit, offset);
+      const page = await listings.read('listed', filters, {
+        owner,
+        account_id: account?.account_id ?? null,
+        ids: input.media_buy_ids ?? null,
+        statuses: statuses ?? null,
+        limit,
+        offset,
+      });
+      const buys = page.buys.map((l) => l.buy);
       const ids = buys.map((b) => b.media_buy_id);
       const accountIds = [...new Set(buys.map((b) => b.account_id))];
-      const [packages, impairments, feedback, history, accounts] = await Promise.all([
-        loadPackages(deps.db, ids),
-        openImpairments(deps.db, ids),
-        loadFeedback(deps.db, ids),
+      const [history, accounts] = await Promise.all([
         input.include_history ? loadHistory(deps.db, ids, input.include_history) : Promise.resolve(null),
         // Filtered to one account: it is the one already resolved, not read again.
         account && accountIds.every((id) => id === account!.account_id) ? [account] : deps.accounts.byIds(deps.db, accountIds),
@@ -88,18 +90,15 @@ export function getMediaBuysTask(deps: SalesDeps) {
       const activity = input.include_webhook_activity && deps.activity ? await deps.activity.recent(owner, ids, input.webhook_activity_limit ?? 20) : null;
       const now = clock.now();
       const media_buys: Json[] = [];
-      for (const b of buys) {
-        const pkgs = packages.get(b.media_buy_id)!;
-        const out = renderListedBuy(b, pkgs, accountOf.get(b.account_id));
-        const open = impairments.get(b.media_buy_id)!;
-        out.health = open.length ? 'impaired' : 'ok';
-        out.impairments = open;
+      for (const { buy: b, packages, impairments, feedback } of page.buys) {
+        const out = renderListedBuy(b, packages, accountOf.get(b.account_id));
+        out.health = impairments.length ? 'impaired' : 'ok';
+        out.impairments = impairments;
         // Extension member (both versions allow it): what the buyer reported with provide_performance_feedback.
-        const received = feedback.get(b.media_buy_id)!;
-        if (received.length) out.performance_feedback = received;
+        if (feedback.length) out.performance_feedback = feedback;
         if (history) out.history = history.get(b.media_buy_id)!;
         // Three states: omitted (not asked, or no push channel), [] (nothing fired), records.
-        if (activity && (b.push_config || b.reporting_webhook)) out.webhook_activity = activity.get(b.media_buy_id)!.map(renderActivity);
+        if (activity && b.pushes) out.webhook_activity = activity.get(b.media_buy_id)!.map(renderActivity);
         if (input.include_snapshot) {
           const [rep] = await deps.adServer.report(deps.db, b.media_buy_id, [{ start: b.start_time, end: now }], now);
           const lines = new Map(rep!.lines.map((l) => [l.packageId, l]));
@@ -111,7 +110,7 @@ export function getMediaBuysTask(deps: SalesDeps) {
         }
         media_buys.push(out);
       }
-      const body: Json = { media_buys, pagination: pageInfo(offset, buys.length, total, print) };
+      const body: Json = { media_buys, pagination: pageInfo(offset, buys.length, page.total, print) };
       if (deps.options.sandbox) body.sandbox = true;
       return body;
     },

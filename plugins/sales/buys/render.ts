@@ -1,6 +1,6 @@
 import type { Json } from '../../../core/task.ts';
 import { VALID_ACTIONS } from './status.ts';
-import type { BuyRow, PackageRow } from './store.ts';
+import type { BuyRow, ListedBuyRow, PackageRow } from './store.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -44,7 +44,7 @@ export function renderBuy(b: BuyRow, packages: PackageRow[]): Json {
 }
 
 /** The governance decision the buy was created under (an extension member; both versions allow it). */
-export function renderGovernance(b: BuyRow): Json | undefined {
+export function renderGovernance(b: Pick<BuyRow, 'governance'>): Json | undefined {
   const g = b.governance;
   if (!g) return undefined;
   const out: Json = { plan_id: g.plan_id, check_id: g.check_id, status: g.status, explanation: g.explanation };
@@ -54,7 +54,7 @@ export function renderGovernance(b: BuyRow): Json | undefined {
 }
 
 /** A media buy as get_media_buys lists it. */
-export function renderListedBuy(b: BuyRow, packages: PackageRow[], account: { account_id: string; name: string; status: string } | undefined): Json {
+export function renderListedBuy(b: ListedBuyRow, packages: PackageRow[], account: { account_id: string; name: string; status: string } | undefined): Json {
   const out: Json = {
     media_buy_id: b.media_buy_id,
     status: b.status,

@@ -64,6 +64,27 @@ export interface BuyRow {
   updated_at: Date;
 }
 
+/** What get_media_buys and get_media_buy_delivery show of a buy (listing.ts); `pushes`: it has a push or reporting channel. */
+export type ListedBuyRow = Pick<
+  BuyRow,
+  | 'media_buy_id'
+  | 'account_id'
+  | 'status'
+  | 'revision'
+  | 'currency'
+  | 'total_budget'
+  | 'start_time'
+  | 'end_time'
+  | 'confirmed_at'
+  | 'started_at'
+  | 'ended_at'
+  | 'rejection_reason'
+  | 'canceled_by'
+  | 'cancellation_reason'
+  | 'governance'
+  | 'created_at'
+  | 'updated_at'
+> & { pushes: boolean };
 export interface PackageRow {
   package_id: string;
   media_buy_id: string;
@@ -108,7 +129,7 @@ function toBuy(r: any): BuyRow {
   };
 }
 
-function toPackage(r: any): PackageRow {
+export function toPackage(r: any): PackageRow {
   return {
     ...r,
     rate: Number(r.rate),
@@ -128,26 +149,6 @@ export async function loadBuy(q: Queryable, mediaBuyId: string, owner: string | 
 
 export async function queryBuys(q: Queryable, where: SqlFragment, tail: SqlFragment = sql.empty): Promise<BuyRow[]> {
   return (await q.query(sql`SELECT * FROM sales_media_buys WHERE ${where} ${tail}`)).map(toBuy);
-}
-
-/**
- * A page of the buys matching `where` and how many match in all, in one statement (the count is a
- * window over the matches, taken before LIMIT); a page past the end counts them apart.
- */
-export async function pageBuys(
-  q: Queryable,
-  where: SqlFragment,
-  order: SqlFragment,
-  limit: number,
-  offset: number,
-): Promise<{ buys: BuyRow[]; total: number }> {
-  const rows = await q.query<{ listed_total: number }>(
-    sql`SELECT *, count(*) OVER ()::int AS listed_total FROM sales_media_buys WHERE ${where} ${order} LIMIT ${limit}::int OFFSET ${offset}::int`,
-  );
-  if (rows.length) return { buys: rows.map(toBuy), total: rows[0]!.listed_total };
-  if (offset === 0) return { buys: [], total: 0 };
-  const [count] = await q.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM sales_media_buys WHERE ${where}`);
-  return { buys: [], total: count!.n };
 }
 
 /** Packages of the buys, in creation order, each with its count of assigned creatives. */

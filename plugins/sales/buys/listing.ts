@@ -1,0 +1,100 @@
+import { sql } from '../../../core/sql.ts';
+import type { DatabasePort } from '../../../core/ports/database.ts';
+import type { Json } from '../../../core/task.ts';
+import { BatchedRead, byWish, wishRows } from '../../../lib/batched-read.ts';
+import { renderImpairment } from '../impairments.ts';
+import { renderFeedback } from '../feedback.ts';
+import { toPackage, type ListedBuyRow, type PackageRow } from './store.ts';
+
+/** Which buys a reader wants: the caller's, listed to buyers (not under the seller's review), narrowed by the filters its shape names. */
+export interface BuysWanted {
+  owner: string;
+  /** Filters the shape names; null otherwise. */
+  account_id: string | null;
+  ids: readonly string[] | null;
+  statuses: readonly string[] | null;
+  limit: number;
+  offset: number;
+}
+
+/** The filters a read may apply, on the wish `r`. `confirmed`: 3.0 readers see confirmed buys only. */
+const FILTERS = {
+  confirmed: sql`m.confirmed_at IS NOT NULL`,
+  account: sql`m.account_id = r.account_id`,
+  ids: sql`m.media_buy_id = ANY(r.ids)`,
+  statuses: sql`m.status = ANY(r.statuses)`,
+};
+export type BuysFilter = keyof typeof FILTERS;
+
+/** The columns of a ListedBuyRow. */
+const COLUMNS = sql`m.media_buy_id, m.account_id, m.status, m.revision, m.currency, m.total_budget, m.start_time, m.end_time, m.confirmed_at,
+  m.started_at, m.ended_at, m.rejection_reason, m.canceled_by, m.cancellation_reason, m.governance, m.created_at, m.updated_at,
+  (m.push_config IS NOT NULL OR m.reporting_webhook IS NOT NULL) AS pushes`;
+
+/** A listed buy with its packages (each with its count of assigned creatives), open impairments and the feedback received (get_media_buys only). */
+export interface ListedBuy {
+  buy: ListedBuyRow;
+  packages: PackageRow[];
+  impairments: Json[];
+  feedback: Json[];
+}
+
+/** A page of buys in creation order and how many match in all. */
+export interface BuysPage {
+  buys: ListedBuy[];
+  total: number;
+}
+
+/** What a reader shows beside the buys: `listed` (get_media_buys) impairments and feedback too; `delivered`, the packages only. */
+export type BuysView = 'listed' | 'delivered';
+
+/**
+ * The buys every reader waiting at once wants (get_media_buys, get_media_buy_delivery), with what
+ * it shows beside them, in one statement per round, view and filter set (BatchedRead).
+ */
+export class BuyListings {
+  private readonly pages: BatchedRead<BuysWanted, BuysPage>;
+
+  constructor(db: DatabasePort) {
+    this.pages = new BatchedRead(async (shape, wishes) => {
+      const [view, filters] = shape.split(':') as [BuysView, string];
+      const where = [sql`m.owner = r.owner`, sql`m.status <> 'pending_review'`, ...(filters ? filters.split(',').map((f) => FILTERS[f as BuysFilter]) : [])];
+      const rows = await db.query<ListedBuyRow & { i: number; listed_total: number; package_rows: any[]; impairment_rows?: any[]; feedback_rows?: any[] }>(sql`
+        SELECT m.*,
+          (SELECT COALESCE(json_agg(p ORDER BY p.position), '[]') FROM (
+            SELECT p.*, (SELECT count(*)::int FROM sales_creative_assignments a WHERE a.package_id = p.package_id) AS creatives
+            FROM sales_packages p WHERE p.media_buy_id = m.media_buy_id) p) AS package_rows
+          ${
+            view === 'listed'
+              ? sql`, (SELECT COALESCE(json_agg(x ORDER BY x.observed_at, x.impairment_id), '[]')
+                  FROM sales_impairments x WHERE x.media_buy_id = m.media_buy_id AND x.state = 'open') AS impairment_rows,
+                (SELECT COALESCE(json_agg(f ORDER BY f.submitted_at, f.feedback_id), '[]')
+                  FROM sales_performance_feedback f WHERE f.media_buy_id = m.media_buy_id) AS feedback_rows`
+              : sql.empty
+          }
+        FROM ${wishRows(wishes, 'owner text, account_id text, ids text[], statuses text[], "limit" int, "offset" int')}
+        CROSS JOIN LATERAL (
+          SELECT r.i, ${COLUMNS}, count(*) OVER ()::int AS listed_total FROM sales_media_buys m WHERE ${sql.join(where, ' AND ')}
+          ORDER BY m.created_at, m.media_buy_id LIMIT r."limit" OFFSET r."offset") m
+        ORDER BY m.i, m.created_at, m.media_buy_id`);
+      return byWish(rows, wishes.length).map((page) => ({
+        total: page[0]?.listed_total ?? 0,
+        buys: page.map(({ i: _, listed_total: __, package_rows, impairment_rows, feedback_rows, ...buy }) => ({
+          // Timestamps come as Dates (both drivers); numbers as the driver gives them.
+          buy: { ...buy, revision: Number(buy.revision), total_budget: Number(buy.total_budget) },
+          packages: package_rows.map(toPackage),
+          impairments: impairment_rows?.map(renderImpairment) ?? [],
+          feedback: feedback_rows?.map(renderFeedback) ?? [],
+        })),
+      }));
+    });
+  }
+
+  /** A page of the buys `wanted` names through `filters`; a page past the end still counts the matches. */
+  async read(view: BuysView, filters: readonly BuysFilter[], wanted: BuysWanted): Promise<BuysPage> {
+    const shape = `${view}:${filters.join(',')}`;
+    const page = await this.pages.read(shape, wanted);
+    if (page.buys.length || wanted.offset === 0) return page;
+    return { buys: [], total: (await this.pages.read(shape, { ...wanted, limit: 1, offset: 0 })).total };
+  }
+}

@@ -5,7 +5,7 @@ import { Crawler } from '../../core/ports/crawler.ts';
 import { Database } from '../../core/ports/database.ts';
 import { deploy, forEachAdapter, type Deployed } from '../support/deploy.ts';
 import { offlineCrawler, REGISTRY_TOKENS, registryPlugins } from '../support/registry.ts';
-import { tableFingerprint } from '../support/rows.ts';
+import { settledFingerprint, tableFingerprint } from '../support/rows.ts';
 import { bodyText, contentType, fromSchema, fuzzSettings, hostileShortString, plausible } from './arbitraries.ts';
 import { describe as show, send, type FuzzRequest } from './http.ts';
 
@@ -150,7 +150,8 @@ forEachAdapter('fuzz: registry endpoints', (adapter) => {
               const changed = Object.keys(after).filter((t) => after[t] !== before[t]);
               if (changed.length) throw new Error(`${res.status} for ${show(r)} changed ${changed.join(', ')}`);
             }
-            before = after;
+            // A success may have woken background jobs (search index, feed): judge the next call after them.
+            before = res.status < 400 ? await settledFingerprint(db, d.schema!, d.deployment.scheduler) : after;
           },
         ),
         { seed, numRuns, interruptAfterTimeLimit: budgetMs, markInterruptAsFailure: false },

@@ -25,3 +25,20 @@ export async function tableFingerprint(db: Queryable, schema: string): Promise<R
   const rows = await db.query<{ name: string; n: number; digest: string }>(sql.raw(parts.join(' UNION ALL ')));
   return Object.fromEntries(rows.map((r) => [r.name, `${r.n}:${r.digest}`]));
 }
+
+/**
+ * The fingerprint once the deployment's background work is done: a successful call may wake jobs
+ * (by NOTIFY, which arrives a moment later) whose writes must not be laid at the next call's door.
+ * Waits for the jobs, then until two readings 50 ms apart agree.
+ */
+export async function settledFingerprint(db: Queryable, schema: string, scheduler: { idle(): Promise<void> }): Promise<Record<string, string>> {
+  let last = '';
+  for (;;) {
+    await scheduler.idle();
+    const now = await tableFingerprint(db, schema);
+    const text = JSON.stringify(now);
+    if (text === last) return now;
+    last = text;
+    await Bun.sleep(50);
+  }
+}

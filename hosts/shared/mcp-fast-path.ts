@@ -114,7 +114,8 @@ const mirrored = new WeakSet<object>();
  * `JSON.stringify(structuredContent)`: the answer reuses `text` instead of serializing the payload twice.
  */
 export function mirroredResult(structuredContent: unknown, isError: boolean): Record<string, unknown> {
-  const result = { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent, ...(isError ? { isError: true } : {}) };
+  const result: Record<string, unknown> = { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
+  if (isError) result.isError = true;
   mirrored.add(result);
   return result;
 }

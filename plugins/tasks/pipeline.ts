@@ -300,12 +300,12 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
     run(s, next) {
       const ctx = s.c!.ctx;
       const result = s.task.handler(s.tx ? { ...ctx, tx: s.tx } : ctx);
-      // A synchronous handler's answer goes on without an await.
-      if (!(result instanceof Promise)) {
-        s.result = result;
+      // A synchronous handler's answer goes on without an await (a thenable is awaited, as `await` would).
+      if (typeof (result as Partial<PromiseLike<unknown>> | null)?.then !== 'function') {
+        s.result = result as Json | Deferral;
         return next(s);
       }
-      return result.then((r) => {
+      return Promise.resolve(result).then((r) => {
         s.result = r;
         return next(s);
       });

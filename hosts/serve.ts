@@ -126,7 +126,7 @@ export function buildApp(deployment: Deployment): App {
   const wrap =
     (route: HttpRoute): Handler =>
     async (request, server) => {
-      const started = performance.now();
+      const started = access ? performance.now() : 0;
       const incoming = request.headers.get('x-request-id');
       const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId();
       let response: Response;

@@ -5,16 +5,19 @@
  */
 export function accepts(header: string | null, type: string, explicit = false): boolean {
   if (header === null || header.trim() === '') return !explicit;
-  // Clients send the same few headers on every request.
-  const key = `${explicit ? '!' : ''}${type}\n${header}`;
-  let answer = answers.get(key);
+  // Clients send the same few headers on every request: answers are kept per type and header (no key built per call).
+  const byType = explicit ? explicitAnswers : answers;
+  let known = byType.get(type);
+  if (!known) byType.set(type, (known = new Map()));
+  let answer = known.get(header);
   if (answer === undefined) {
-    if (answers.size >= 256) answers.clear();
-    answers.set(key, (answer = decide(header, type, explicit)));
+    if (known.size >= 256) known.clear();
+    known.set(header, (answer = decide(header, type, explicit)));
   }
   return answer;
 }
-const answers = new Map<string, boolean>();
+const answers = new Map<string, Map<string, boolean>>();
+const explicitAnswers = new Map<string, Map<string, boolean>>();
 
 function decide(header: string, type: string, explicit: boolean): boolean {
   const [major] = type.split('/');

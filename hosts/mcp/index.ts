@@ -3,7 +3,7 @@ import { definePlugin } from '../../core/plugin.ts';
 import { Http } from '../../core/http.ts';
 import { requestContext } from '../../core/task.ts';
 import type { Principal } from '../../core/ports/auth.ts';
-import { TaskGateway, type Admission, type TaskGatewayPort } from '../../core/ports/task-gateway.ts';
+import { TaskGateway, type Admission, type TaskGatewayPort, type TaskOutcome } from '../../core/ports/task-gateway.ts';
 import { challenge, mountUrls, protectedResourceRoutes } from '../shared/auth-discovery.ts';
 import { signedRequest } from '../../lib/rfc9421/request.ts';
 import { accepts } from './accept.ts';
@@ -55,6 +55,9 @@ function toolList(gateway: TaskGatewayPort, shared: MountShared) {
   })));
 }
 
+/** The payload JSON is the text content; structuredContent carries the same object. */
+const toolCallResult = (outcome: TaskOutcome) => mirroredResult(outcome.body, !outcome.ok);
+
 /**
  * What one request's server answers to initialize, tools/list and tools/call: the fast path and the
  * SDK server share it (a class: a request allocates no closures for it).
@@ -76,17 +79,17 @@ class RequestHandlers implements FastHandlers {
     return { tools: toolList(this.gateway, this.shared) };
   }
 
-  async callTool(params: { name: string; arguments?: Record<string, unknown> }) {
-    const outcome = await this.gateway.invoke({
-      name: params.name,
-      input: params.arguments ?? {},
-      authorization: this.authorization,
-      protocols: this.shared.protocols,
-      admitted: { principal: this.principal },
-      resource: this.shared.resource,
-    });
-    // The payload JSON is the text content; structuredContent carries the same object.
-    return mirroredResult(outcome.body, !outcome.ok);
+  callTool(params: { name: string; arguments?: Record<string, unknown> }) {
+    return this.gateway
+      .invoke({
+        name: params.name,
+        input: params.arguments ?? {},
+        authorization: this.authorization,
+        protocols: this.shared.protocols,
+        admitted: { principal: this.principal },
+        resource: this.shared.resource,
+      })
+      .then(toolCallResult);
   }
 }
 
@@ -146,7 +149,8 @@ export default definePlugin({
         return sdk.handle(server, request, { json, maxBodyBytes, parsedBody });
       };
       const post = async (request: Request) => {
-        const accept = request.headers.get('accept');
+        const headers = request.headers;
+        const accept = headers.get('accept');
         const sse = !kernel.options.jsonResponse && accepts(accept, 'text/event-stream', true);
         if (!sse && !accepts(accept, 'application/json')) return rpcError(406, -32000, 'Not Acceptable: accept application/json or text/event-stream');
         const read = await readMcpBody(request, maxBodyBytes);
@@ -165,8 +169,9 @@ export default definePlugin({
           const first = messages.find((x) => x && typeof x === 'object' && 'id' in x) as { id?: unknown } | undefined;
           return refuse(request, admission, first?.id ?? null, (calls[0]?.input as { context?: unknown } | undefined)?.context);
         }
-        const fast = m.sdk ? null : plan(request.headers, parsed);
-        if (fast) return answer(new RequestHandlers(gateway, shared, request.headers.get('authorization'), admission.principal), fast, sse);
+        const fast = m.sdk ? null : plan(headers, parsed);
+        // Awaited here: returning the promise from this async function would cost extra turns of the microtask queue.
+        if (fast) return await answer(new RequestHandlers(gateway, shared, headers.get('authorization'), admission.principal), fast, sse);
         return serve(request, admission.principal, !sse, parsed);
       };
       // Stateless: no session to resume (GET would open an SSE stream that never ends) or delete.

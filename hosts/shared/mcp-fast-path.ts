@@ -74,6 +74,8 @@ export function plan(headers: Headers, body: unknown): FastPlan | null {
  * keys, same order); anything else goes through the schema (loaded then), as in the SDK.
  */
 function toolResult(result: Record<string, unknown>): unknown {
+  // A mirrored result has the simple shape by construction.
+  if (mirrored.has(result)) return result;
   const { content, structuredContent } = result;
   const simple =
     Array.isArray(content) &&
@@ -94,13 +96,14 @@ async function parsedResult(result: Record<string, unknown>): Promise<unknown> {
   return parsed.data;
 }
 
-async function resultOf(handlers: FastHandlers, p: Exclude<FastPlan, { kind: 'notification' }>): Promise<unknown> {
+/** The result of a planned request; a value, or a promise for tools/call (no async hop for what is ready). */
+function resultOf(handlers: FastHandlers, p: Exclude<FastPlan, { kind: 'notification' }>): unknown {
   if (p.kind === 'initialize') {
     const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(p.protocolVersion) ? p.protocolVersion : LATEST_PROTOCOL_VERSION;
     return { protocolVersion, capabilities: handlers.capabilities, serverInfo: handlers.serverInfo };
   }
   if (p.kind === 'tools/list') return handlers.listTools();
-  return toolResult(await handlers.callTool(p.params));
+  return handlers.callTool(p.params).then(toolResult);
 }
 
 /** Tool results whose structuredContent serializes to exactly their one text content (see mirroredResult). */
@@ -111,7 +114,8 @@ const mirrored = new WeakSet<object>();
  * `JSON.stringify(structuredContent)`: the answer reuses `text` instead of serializing the payload twice.
  */
 export function mirroredResult(structuredContent: unknown, isError: boolean): Record<string, unknown> {
-  const result = { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent, ...(isError ? { isError: true } : {}) };
+  const result: Record<string, unknown> = { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
+  if (isError) result.isError = true;
   mirrored.add(result);
   return result;
 }
@@ -122,28 +126,53 @@ function mirroredMessage(result: Record<string, unknown>, id: unknown): string {
   return `{"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text}${result.isError ? ',"isError":true' : ''}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
 }
 
-/** The JSON-RPC response message, members in the SDK's order (protocol.js `_onrequest`). */
-async function messageOf(handlers: FastHandlers, p: Exclude<FastPlan, { kind: 'notification' }>): Promise<string> {
+/** The JSON-RPC response message of a result, members in the SDK's order (protocol.js `_onrequest`). */
+function resultMessage(result: unknown, id: string | number): string {
   try {
-    const result = await resultOf(handlers, p);
-    if (mirrored.has(result as object)) return mirroredMessage(result as Record<string, unknown>, p.id);
-    return JSON.stringify({ result, jsonrpc: '2.0', id: p.id });
+    if (mirrored.has(result as object)) return mirroredMessage(result as Record<string, unknown>, id);
+    return JSON.stringify({ result, jsonrpc: '2.0', id });
   } catch (e) {
-    const error = e as { code?: unknown; message?: string; data?: unknown };
-    return JSON.stringify({
-      jsonrpc: '2.0',
-      id: p.id,
-      error: {
-        code: Number.isSafeInteger(error.code) ? error.code : INTERNAL_ERROR,
-        message: error.message ?? 'Internal error',
-        ...(error.data !== undefined && { data: error.data }),
-      },
-    });
+    return errorMessage(e, id);
   }
 }
 
-const SSE_HEADERS = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' };
-const JSON_HEADERS = { 'Content-Type': 'application/json' };
+/** The JSON-RPC error message of a handler's failure. */
+function errorMessage(e: unknown, id: string | number): string {
+  const error = e as { code?: unknown; message?: string; data?: unknown };
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: Number.isSafeInteger(error.code) ? error.code : INTERNAL_ERROR,
+      message: error.message ?? 'Internal error',
+      ...(error.data !== undefined && { data: error.data }),
+    },
+  });
+}
+
+/** The JSON-RPC response message: a string when the result is ready, else a promise for it (never rejected). */
+function messageOf(handlers: FastHandlers, p: Exclude<FastPlan, { kind: 'notification' }>): string | Promise<string> {
+  let result: unknown;
+  try {
+    result = resultOf(handlers, p);
+  } catch (e) {
+    return errorMessage(e, p.id);
+  }
+  if (!(result instanceof Promise)) return resultMessage(result, p.id);
+  return result.then(
+    (r) => resultMessage(r, p.id),
+    (e) => errorMessage(e, p.id),
+  );
+}
+
+// Headers built once: a Response copies a Headers instance faster than it converts an object (same bytes on the wire).
+const SSE_HEADERS = new Headers({
+  'Content-Type': 'text/event-stream',
+  'Cache-Control': 'no-cache, no-transform',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no',
+});
+const JSON_HEADERS = new Headers({ 'Content-Type': 'application/json' });
 const frame = (message: string) => `event: message\ndata: ${message}\n\n`;
 const KEEPALIVE = ': keepalive\n\n';
 
@@ -152,17 +181,25 @@ const KEEPALIVE = ': keepalive\n\n';
  * response as JSON, or as one SSE `message` event. The SDK streams and writes a keep-alive comment every
  * 15 s while the handler runs; a quick answer is sent whole, a slow one switches to that stream.
  */
-export async function answer(handlers: FastHandlers, p: FastPlan, sse: boolean, keepAliveMs = DEFAULT_SSE_KEEP_ALIVE_MS): Promise<Response> {
+export function answer(handlers: FastHandlers, p: FastPlan, sse: boolean, keepAliveMs = DEFAULT_SSE_KEEP_ALIVE_MS): Response | Promise<Response> {
   if (p.kind === 'notification') return new Response(null, { status: 202 });
   const message = messageOf(handlers, p);
-  if (!sse) return new Response(await message, { status: 200, headers: JSON_HEADERS });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const slow = new Promise<null>((resolve) => {
-    timer = setTimeout(resolve, keepAliveMs, null);
+  // A result that is ready (initialize, tools/list) is answered at once, without a timer.
+  if (typeof message === 'string') return sse ? new Response(frame(message), { status: 200, headers: SSE_HEADERS }) : json(message);
+  if (!sse) return message.then(json);
+  return new Promise<Response>((resolve) => {
+    const timer = setTimeout(() => resolve(streamed(message, keepAliveMs)), keepAliveMs);
+    void message.then((text) => {
+      clearTimeout(timer);
+      resolve(new Response(frame(text), { status: 200, headers: SSE_HEADERS }));
+    });
   });
-  const quick = await Promise.race([message, slow]);
-  clearTimeout(timer);
-  if (quick !== null) return new Response(frame(quick), { status: 200, headers: SSE_HEADERS });
+}
+
+const json = (message: string) => new Response(message, { status: 200, headers: JSON_HEADERS });
+
+/** A slow answer: a keep-alive comment at once and every `keepAliveMs`, then the message. */
+function streamed(message: Promise<string>, keepAliveMs: number): Response {
   const encoder = new TextEncoder();
   let interval: ReturnType<typeof setInterval> | undefined;
   const body = new ReadableStream<Uint8Array>({

@@ -40,14 +40,41 @@ export function createRequestVerifier(options: VerifierOptions & { policy: Reque
 
 export type RequestVerifierFn = ReturnType<typeof createRequestVerifier>;
 
-/** The request as its signer addressed it: the configured public URL replaces the listener's origin. */
-export function signedRequest(publicUrl: string | undefined, request: Request, body: Uint8Array): SignedRequest {
-  let url = request.url;
-  if (publicUrl) {
-    const u = new URL(request.url);
-    url = publicUrl.replace(/\/+$/, '') + u.pathname + u.search;
+/**
+ * The request as its signer addressed it: the configured public URL replaces the listener's origin.
+ * The URL is worked out when read (only a verifier reads it; most deployments have none).
+ */
+class AddressedRequest implements SignedRequest {
+  private address: string | undefined;
+
+  constructor(
+    private readonly publicUrl: string | undefined,
+    private readonly request: Request,
+    readonly body: Uint8Array,
+  ) {}
+
+  get method(): string {
+    return this.request.method;
   }
-  return { method: request.method, url, headers: request.headers, body };
+
+  get headers(): Headers {
+    return this.request.headers;
+  }
+
+  get url(): string {
+    if (this.address === undefined) {
+      const { publicUrl, request } = this;
+      if (publicUrl) {
+        const u = new URL(request.url);
+        this.address = publicUrl.replace(/\/+$/, '') + u.pathname + u.search;
+      } else this.address = request.url;
+    }
+    return this.address;
+  }
+}
+
+export function signedRequest(publicUrl: string | undefined, request: Request, body: Uint8Array): SignedRequest {
+  return new AddressedRequest(publicUrl, request, body);
 }
 
 /** A push registration carrying legacy credentials: AdCP requires such requests to be signed. */

@@ -80,6 +80,8 @@ type Envelope = v.InferOutput<ReturnType<typeof envelopeSchema>>;
 export const SUPPORTED_MAJOR_VERSIONS: readonly number[] = [3];
 
 const ENVELOPES = { required: envelopeSchema(true), optional: envelopeSchema(false) };
+/** The envelope of a call without envelope members (what the schemas would return for it). */
+const NO_ENVELOPE: Envelope = Object.freeze({});
 
 export interface PipelineOptions {
   /** Refuse push registrations without `operation_id`. */
@@ -221,22 +223,31 @@ const STALE_RUNS = 3;
 const runTask = operationPipeline<TaskState, TaskOutcome>([
   {
     name: 'auth',
-    async run(s, next) {
+    run(s, next) {
       const { deps, call, task } = s;
-      s.principal = call.admitted
-        ? admittedPrincipal(call.admitted.principal, task)
-        : await taskPrincipal(deps.auth, call.authorization, task.auth, call.resource);
-      return next(s);
+      // Admitted callers (every host's usual path) need no await: no async hop per stage that has nothing to wait for.
+      if (call.admitted) {
+        s.principal = admittedPrincipal(call.admitted.principal, task);
+        return next(s);
+      }
+      return taskPrincipal(deps.auth, call.authorization, task.auth, call.resource).then((principal) => {
+        s.principal = principal;
+        return next(s);
+      });
     },
   },
   {
     name: 'validate',
-    async run(s, next) {
+    run(s, next) {
       const { deps, call, task, raw } = s;
       if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
         throw new ProtocolError('INVALID_REQUEST', 'arguments: must be a JSON object', { field: 'arguments' });
       assertSafeInput(raw);
-      const envelope = parseChecked(deps.options.requireOperationId ? ENVELOPES.required : ENVELOPES.optional, raw);
+      // Most calls carry no envelope member: nothing for the envelope schema to check.
+      const envelope =
+        raw.context === undefined && raw.push_notification_config === undefined && raw.idempotency_key === undefined
+          ? NO_ENVELOPE
+          : parseChecked(deps.options.requireOperationId ? ENVELOPES.required : ENVELOPES.optional, raw);
       s.context = envelope.context;
       const major = raw.adcp_major_version;
       // A well-formed version this agent does not speak is version negotiation, not a malformed request.
@@ -271,73 +282,86 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
   },
   {
     name: 'limits',
-    async run(s, next) {
+    run(s, next) {
       // Assembly refuses a task with rate limits and no limiter (assertStageProviders); tasks count per caller.
-      if (s.task.rateLimits?.length) await enforceRateLimits(s.task.rateLimits, s.deps.limiter!, s.principal!, () => s.principal!.id);
-      return next(s);
+      if (!s.task.rateLimits?.length) return next(s);
+      return enforceRateLimits(s.task.rateLimits, s.deps.limiter!, s.principal!, () => s.principal!.id).then(() => next(s));
     },
   },
   {
     name: 'idempotency',
-    async run(s, next) {
-      const { deps, task } = s;
-      const c = s.c!;
-      if (!task.mutating) return next(s);
-      const key = c.envelope.idempotency_key;
-      if (!key) {
-        throw new ProtocolError('INVALID_REQUEST', 'idempotency_key: is required on mutating tasks', {
-          field: 'idempotency_key',
-          suggestion: 'Send a unique key (UUID v4 recommended) and reuse it only to retry the same request',
-        });
-      }
-      c.ctx.idempotency.key = key;
-      // The hash covers the operation, not the envelope: a retry with a new context replays.
-      const hash = payloadHash(s.raw);
-      if (task.transactional) {
-        // Handler, writes, task record and idempotency record (the key's first use, written last) in one transaction.
-        // When the key turns out to be taken, or the call fails, what the key holds decides: a duplicate that
-        // completed meanwhile is replayed, a committed in-flight claim is waited for below.
-        for (let run = 1; ; run++) {
-          try {
-            return await deps.db.transaction((tx) => {
-              s.tx = tx;
-              s.keep = { record: { key, hash } };
-              return next(s);
-            });
-          } catch (caught) {
-            s.tx = null;
-            if (caught instanceof StaleReadError && run < STALE_RUNS) {
-              await caught.refresh();
-              continue;
-            }
-            const found = caught instanceof Verdict ? caught.found : await deps.idempotency.lookup(c.principal.id, key, task.name, hash);
-            if (found.kind === 'none') throw caught;
-            if (found.kind === 'replay') return replayed(task, found.response, s.context);
-            break; // busy: another caller holds a committed claim; wait for it as a non-transactional call
-          }
-        }
-      }
-      const begun = await deps.idempotency.begin(c.principal.id, key, task.name, hash);
-      if (begun.kind === 'replay') return replayed(task, begun.response, s.context);
-      s.keep = { claim: begun.claim };
-      try {
-        return await next(s);
-      } catch (caught) {
-        await deps.idempotency.release(begun.claim).catch((e) => deps.logger.error({ err: e }, 'idempotency release failed'));
-        throw caught;
-      }
+    run(s, next) {
+      if (!s.task.mutating) return next(s);
+      return claimOrReplay(s, next);
     },
   },
   {
     name: 'handler',
-    async run(s, next) {
+    run(s, next) {
       const ctx = s.c!.ctx;
-      s.result = await s.task.handler(s.tx ? { ...ctx, tx: s.tx } : ctx);
-      return next(s);
+      const result = s.task.handler(s.tx ? { ...ctx, tx: s.tx } : ctx);
+      // A synchronous handler's answer goes on without an await (a thenable is awaited, as `await` would).
+      if (typeof (result as Partial<PromiseLike<unknown>> | null)?.then !== 'function') {
+        s.result = result as Json | Deferral;
+        return next(s);
+      }
+      return Promise.resolve(result).then((r) => {
+        s.result = r;
+        return next(s);
+      });
     },
   },
   { name: 'respond', run: (s) => answer(s.c!, s.result!, s.keep, s.tx) },
 ]);
+
+/** The idempotency stage of a mutating call: claim its key (or record it in the call's transaction), or replay. */
+async function claimOrReplay(s: TaskState, next: (s: TaskState) => Promise<TaskOutcome>): Promise<TaskOutcome> {
+  const { deps, task } = s;
+  const c = s.c!;
+  const key = c.envelope.idempotency_key;
+  if (!key) {
+    throw new ProtocolError('INVALID_REQUEST', 'idempotency_key: is required on mutating tasks', {
+      field: 'idempotency_key',
+      suggestion: 'Send a unique key (UUID v4 recommended) and reuse it only to retry the same request',
+    });
+  }
+  c.ctx.idempotency.key = key;
+  // The hash covers the operation, not the envelope: a retry with a new context replays.
+  const hash = payloadHash(s.raw);
+  if (task.transactional) {
+    // Handler, writes, task record and idempotency record (the key's first use, written last) in one transaction.
+    // When the key turns out to be taken, or the call fails, what the key holds decides: a duplicate that
+    // completed meanwhile is replayed, a committed in-flight claim is waited for below.
+    for (let run = 1; ; run++) {
+      try {
+        return await deps.db.transaction((tx) => {
+          s.tx = tx;
+          s.keep = { record: { key, hash } };
+          return next(s);
+        });
+      } catch (caught) {
+        s.tx = null;
+        if (caught instanceof StaleReadError && run < STALE_RUNS) {
+          await caught.refresh();
+          continue;
+        }
+        const found = caught instanceof Verdict ? caught.found : await deps.idempotency.lookup(c.principal.id, key, task.name, hash);
+        if (found.kind === 'none') throw caught;
+        if (found.kind === 'replay') return replayed(task, found.response, s.context);
+        break; // busy: another caller holds a committed claim; wait for it as a non-transactional call
+      }
+    }
+  }
+  const begun = await deps.idempotency.begin(c.principal.id, key, task.name, hash);
+  if (begun.kind === 'replay') return replayed(task, begun.response, s.context);
+  s.keep = { claim: begun.claim };
+  try {
+    return await next(s);
+  } catch (caught) {
+    await deps.idempotency.release(begun.claim).catch((e) => deps.logger.error({ err: e }, 'idempotency release failed'));
+    throw caught;
+  }
+}
 
 /** The one entry of every host's task call: never throws for a caller's mistake (see TaskGatewayPort.invoke). */
 export async function invokeTask(deps: PipelineDeps, call: TaskCall): Promise<TaskOutcome> {
@@ -396,12 +420,13 @@ function replayed(task: RegisteredTask, response: Json, context: Json | undefine
  * With `tx` (a transactional call) everything goes into it; without, a deferral's writes get a
  * transaction of their own and a completed answer's response is stored on its own.
  */
-async function answer(c: Call, result: Json | Deferral, keep: Keep | null, tx: Queryable | null): Promise<TaskOutcome> {
+function answer(c: Call, result: Json | Deferral, keep: Keep | null, tx: Queryable | null): Promise<TaskOutcome> {
   if (isDeferral(result)) return recordDeferral(c, result, keep, tx);
   const body: Json = { status: 'completed', ...result };
   if (c.ctx.context) body.context = c.ctx.context;
-  await keepResponse(c, keep, body, tx ?? undefined);
-  return { ok: true, status: 'completed', body, task: c.task };
+  const outcome: TaskOutcome = { ok: true, status: 'completed', body, task: c.task };
+  // A read keeps nothing: no await.
+  return keep ? keepResponse(c, keep, body, tx ?? undefined).then(() => outcome) : Promise.resolve(outcome);
 }
 
 /** The principal `admit` resolved; without a credential only `optional` tasks run (as the anonymous caller). */

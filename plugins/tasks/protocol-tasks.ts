@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { defineTask, type Json, type TaskRegistry } from '../../core/task.ts';
+import { defineTask, type CapabilityContribution, type Json, type TaskRegistry } from '../../core/task.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import type { IdempotencyPort } from '../../core/ports/idempotency.ts';
 import type { RequestVerifierPort } from '../../core/ports/request-verifier.ts';
@@ -68,7 +68,9 @@ const isObject = (x: unknown): x is Json => typeof x === 'object' && x !== null 
 
 /** Several plugins may describe one protocol (accounts, media buys, buyer data): objects merge member by member, anything else is replaced. */
 function mergeBlock(target: Json, block: Json): void {
-  for (const [key, value] of Object.entries(block)) {
+  for (const key in block) {
+    if (!Object.hasOwn(block, key)) continue;
+    const value = block[key];
     const old = target[key];
     if (isObject(old) && isObject(value)) {
       const merged = { ...old };
@@ -80,7 +82,35 @@ function mergeBlock(target: Json, block: Json): void {
 
 const PROTOCOLS = ['media_buy', 'signals', 'governance', 'sponsored_intelligence', 'creative', 'brand', 'measurement'] as const;
 
+/** What a mount's contributions give every capabilities answer: which there are, and the protocols and specialisms they list. */
+interface Contributions {
+  count: number;
+  all: readonly CapabilityContribution[];
+  supported: string[];
+  specialisms: string[];
+}
+
 export function capabilitiesTask(registry: TaskRegistry, idempotency: IdempotencyPort, verifier?: RequestVerifierPort) {
+  // Derived once per mount (its protocols array), again when plugins declared more (some do in start).
+  const derived = new WeakMap<readonly string[], Contributions>();
+  let everyProtocol: Contributions | undefined;
+  const contributions = (protocols: readonly string[] | undefined): Contributions => {
+    const declared = registry.capabilityContributions();
+    let d = protocols ? derived.get(protocols) : everyProtocol;
+    if (d?.count !== declared.length) {
+      // A path-routed mount describes the agent it serves, not every agent of the deployment.
+      const all = declared.filter((c) => !protocols || protocols.includes(c.protocol));
+      d = {
+        count: declared.length,
+        all,
+        supported: [...new Set(all.map((c) => c.protocol))],
+        specialisms: [...new Set(all.flatMap((c) => c.specialisms ?? []))],
+      };
+      if (protocols) derived.set(protocols, d);
+      else everyProtocol = d;
+    }
+    return d;
+  };
   return defineTask({
     name: (ns) => `get_${ns}_capabilities`,
     description: 'What this agent supports: protocol versions, idempotency, protocols and their capabilities.',
@@ -92,8 +122,7 @@ export function capabilitiesTask(registry: TaskRegistry, idempotency: Idempotenc
       adcp_major_version: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(99))),
     }),
     handler({ input, namespace, protocols }) {
-      // A path-routed mount describes the agent it serves, not every agent of the deployment.
-      const all = registry.capabilityContributions().filter((c) => !protocols || protocols.includes(c.protocol));
+      const { all, supported, specialisms } = contributions(protocols);
       const body: Json = {
         [namespace]: {
           major_versions: [...SUPPORTED_MAJOR_VERSIONS],
@@ -103,10 +132,8 @@ export function capabilitiesTask(registry: TaskRegistry, idempotency: Idempotenc
         },
       };
       // `protocols` narrows the protocol blocks only: the list of supported protocols is always complete.
-      const supported = [...new Set(all.map((c) => c.protocol))];
-      if (supported.length) body.supported_protocols = supported;
-      const specialisms = new Set(all.flatMap((c) => c.specialisms ?? []));
-      if (specialisms.size) body.specialisms = [...specialisms];
+      if (supported.length) body.supported_protocols = [...supported];
+      if (specialisms.length) body.specialisms = [...specialisms];
       const wanted = input.protocols as readonly string[] | undefined;
       for (const c of all) if (!wanted || wanted.includes(c.protocol)) mergeBlock(body, c.block ?? {});
       if (verifier) {

@@ -7,7 +7,9 @@ export function briefWords(brief: string): string[] {
 
 /** Why a product matched: the brief's words found in its name, channels or tags. */
 export function relevance(words: readonly string[], p: RankedProduct): string | undefined {
-  const hay = new Set([...(`${p.name} ${p.tags.join(' ')} ${p.channels.join(' ')}`.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])]);
-  const hits = words.filter((w) => hay.has(w) || [...hay].some((h) => w.length >= 4 && h.startsWith(w)));
+  const found = `${p.name} ${p.tags.join(' ')} ${p.channels.join(' ')}`.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const hay = new Set(found);
+  // A word of four letters or more also matches as a prefix (`sport` in `sports`).
+  const hits = words.filter((w) => hay.has(w) || (w.length >= 4 && found.some((h) => h.startsWith(w))));
   return hits.length ? `Matches ${hits.join(', ')}` : 'Matches the brief in its description';
 }

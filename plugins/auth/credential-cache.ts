@@ -1,4 +1,5 @@
 import { TtlCache } from '../../lib/cache.ts';
+import { followChanges } from '../../lib/follow-changes.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { Principal } from '../../core/ports/auth.ts';
 import type { Logger } from '../../core/log.ts';
@@ -72,15 +73,8 @@ export class CredentialCache {
     }
   }
 
-  /** Follow announcements from every instance; after a reconnect (some may be lost) drop everything. */
+  /** Follow announcements from every instance (followChanges). */
   follow(db: DatabasePort, logger: Logger): Promise<() => Promise<void>> {
-    return db.listen(
-      CREDENTIAL_CHANGES,
-      (change) => this.invalidate(change),
-      () => {
-        logger.warn('credential change listener reconnected; credential cache cleared');
-        this.invalidate('*');
-      },
-    );
+    return followChanges(db, CREDENTIAL_CHANGES, (key) => this.invalidate(key), logger, 'credential');
   }
 }

@@ -1,4 +1,5 @@
 import { TtlCache } from '../../lib/cache.ts';
+import { followChanges } from '../../lib/follow-changes.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { Logger } from '../../core/log.ts';
 
@@ -34,15 +35,8 @@ export class LiveGrants {
     else this.live.delete(grantId);
   }
 
-  /** Follow revocations from every instance; after a reconnect (some may be lost) forget everything. */
+  /** Follow revocations from every instance (followChanges). */
   follow(db: DatabasePort, logger: Logger): Promise<() => Promise<void>> {
-    return db.listen(
-      GRANT_CHANGES,
-      (grantId) => this.forget(grantId),
-      () => {
-        logger.warn('grant change listener reconnected; live grants forgotten');
-        this.forget('*');
-      },
-    );
+    return followChanges(db, GRANT_CHANGES, (key) => this.forget(key), logger, 'grant');
   }
 }

@@ -1,4 +1,5 @@
 import { TtlCache } from '../../lib/cache.ts';
+import { followChanges } from '../../lib/follow-changes.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { Logger } from '../../core/log.ts';
 import type { SalesAccount } from '../../core/ports/sales-accounts.ts';
@@ -61,15 +62,8 @@ export class AccountCache {
     } else this.byId.delete(change); // its natural key then leads nowhere
   }
 
-  /** Follow announcements from every instance; after a reconnect (some may be lost) drop everything. */
+  /** Follow announcements from every instance (followChanges). */
   follow(db: DatabasePort, logger: Logger): Promise<() => Promise<void>> {
-    return db.listen(
-      ACCOUNT_CHANGES,
-      (change) => this.invalidate(change),
-      () => {
-        logger.warn('account change listener reconnected; account cache cleared');
-        this.invalidate('*');
-      },
-    );
+    return followChanges(db, ACCOUNT_CHANGES, (key) => this.invalidate(key), logger, 'account');
   }
 }

@@ -40,12 +40,18 @@ export async function openDatabase(adapter: AdapterName, schema: string, max = 2
 
 /** Drop a test schema (Postgres keeps them across runs otherwise). */
 export async function dropSchema(adapter: AdapterName, schema: string): Promise<void> {
+  // The suite's schema and those its servers derived from it (`${schema}_a`, `${schema}_r`, ...).
+  const find = `SELECT schema_name AS name FROM information_schema.schemata WHERE schema_name = '${schema}' OR starts_with(schema_name, '${schema}_')`;
+  const drop = (names: string[]) => names.map((n) => `DROP SCHEMA IF EXISTS "${n}" CASCADE;`).join('\n');
   if (adapter === 'postgres') {
     const sql = postgres(DATABASE_URL!, { max: 1, onnotice: () => {} });
-    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    const rows = await sql.unsafe<{ name: string }[]>(find);
+    if (rows.length) await sql.unsafe(drop(rows.map((r) => r.name)));
     await sql.end();
   } else {
-    await (await sharedPglite()).exec(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    const db = await sharedPglite();
+    const { rows } = await db.query<{ name: string }>(find);
+    if (rows.length) await db.exec(drop(rows.map((r) => r.name)));
   }
 }
 

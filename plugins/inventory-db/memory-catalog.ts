@@ -7,6 +7,7 @@ import { formatKey, toProduct, type ProductRow } from './catalog.ts';
 import { briefWords, relevance } from './brief.ts';
 import { decodeCursor, encodeCursor, fingerprint } from './cursor.ts';
 import { productIndex } from './product-index.ts';
+import { BuiltProducts } from './built-products.ts';
 import { publisherDomains } from '../../lib/adcp/publisher-domains.ts';
 import { CompactRows, valueAt, type Column, type RawRow } from '../../lib/compact-rows.ts';
 
@@ -23,6 +24,8 @@ export interface ProductCatalog {
   tags: Column<string[]>;
   domains: Column<string[]>;
   index: TextIndex<StoredProduct>;
+  /** The products answers named, built once per copy. */
+  built: BuiltProducts;
 }
 
 /** The text fields of a product: no other product shares them. */
@@ -62,11 +65,12 @@ export async function loadCatalog(db: Queryable): Promise<ProductCatalog> {
       tags: valueAt(tags, i),
       description: rows[i]!.description,
     })),
+    built: new BuiltProducts((i) => toProduct(products.row(i))),
   };
 }
 
-/** The product at `position` of a copy, rebuilt. */
-export const productAt = (c: ProductCatalog, position: number): Product => toProduct(c.products.row(position));
+/** The product at `position` of a copy (shared: read-only). */
+export const productAt = (c: ProductCatalog, position: number): Product => c.built.product(position);
 
 /** A matching product (its position, which is catalog order) and its score. */
 interface Candidate {
@@ -218,10 +222,9 @@ export function searchCatalog(c: ProductCatalog, q: ProductQuery): ProductPage {
   // The page's rows, and one more to tell whether more follow.
   const to = offset + q.limit + 1;
   const { rows, matches } = q.similarTo?.length || q.onlyIds ? walkScored(c, q, ranking, passes, offset, to) : walkInOrder(c, ranking, passes, offset, to);
-  const page = rows.slice(0, q.limit).map(({ position }) => {
-    const p: RankedProduct = productAt(c, position);
-    if (words.length) p.brief_relevance = relevance(words, p);
-    return p;
+  const page = rows.slice(0, q.limit).map(({ position }): RankedProduct => {
+    const p = productAt(c, position);
+    return words.length ? { ...p, brief_relevance: relevance(words, c.built.words(position)) } : p;
   });
   // Counted beside the rows returned: none past the last page.
   const total = rows.length === 0 ? 0 : matches <= MAX_COUNTED ? matches : undefined;

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
-import type { DeliveryType, FormatRef, ProductQuery, RankedProduct } from '../../core/ports/inventory.ts';
+import type { DeliveryType, ForecastRequest, FormatRef, PricingOption, ProductQuery, RankedProduct } from '../../core/ports/inventory.ts';
 import { accountRef, brandRef, date, pagination, versionFields } from '../../lib/adcp/request-fields.ts';
 import { listRef, money } from './schemas.ts';
 import { structuredFormatIds } from '../../lib/adcp/format-ids.ts';
@@ -96,34 +96,51 @@ export function reportingCapabilities(deps: SalesDeps): Json {
   };
 }
 
-function renderProduct(deps: SalesDeps, p: RankedProduct, forecast: { budget?: number; start?: Date; end?: Date }): Json {
-  const f = deps.inventory.forecast(p, forecast);
-  const out: Json = {
-    product_id: p.product_id,
-    name: p.name,
-    description: p.description,
-    publisher_properties: p.publisher_properties,
-    channels: p.channels,
-    format_ids: p.format_ids,
-    delivery_type: p.delivery_type,
-    pricing_options: p.pricing_options.map((o) => {
+/**
+ * A product as get_products answers it. What no request changes is worked out once: the reporting
+ * capabilities, and the pricing options per list of them (an adapter's values; inventory-db's are
+ * its catalog copy's, shared by every product that has them). `generatedAt` is the call's.
+ */
+function productRenderer(deps: SalesDeps) {
+  const pricing = new WeakMap<readonly PricingOption[], Json[]>();
+  let reporting: Json | undefined;
+  const pricingOf = (options: readonly PricingOption[]): Json[] => {
+    const known = pricing.get(options);
+    if (known) return known;
+    const out: Json[] = options.map((o) => {
       const minimum = packageMinimum(o, deps.options.minPackageBudget);
-      return minimum > (o.min_spend_per_package ?? 0) ? { ...o, min_spend_per_package: minimum } : o;
-    }),
-    forecast: {
-      method: 'estimate',
-      currency: f.currency,
-      forecast_range_unit: 'spend',
-      points: [{ budget: f.budget, metrics: { impressions: f.impressions, clicks: f.clicks } }],
-      generated_at: deps.clock.now().toISOString(),
-    },
-    reporting_capabilities: reportingCapabilities(deps),
+      return minimum > (o.min_spend_per_package ?? 0) ? { ...o, min_spend_per_package: minimum } : { ...o };
+    });
+    pricing.set(options, out);
+    return out;
   };
-  if (p.brief_relevance) out.brief_relevance = p.brief_relevance;
-  return out;
+  return (p: RankedProduct, forecast: ForecastRequest, generatedAt: string): Json => {
+    const f = deps.inventory.forecast(p, forecast);
+    const out: Json = {
+      product_id: p.product_id,
+      name: p.name,
+      description: p.description,
+      publisher_properties: p.publisher_properties,
+      channels: p.channels,
+      format_ids: p.format_ids,
+      delivery_type: p.delivery_type,
+      pricing_options: pricingOf(p.pricing_options),
+      forecast: {
+        method: 'estimate',
+        currency: f.currency,
+        forecast_range_unit: 'spend',
+        points: [{ budget: f.budget, metrics: { impressions: f.impressions, clicks: f.clicks } }],
+        generated_at: generatedAt,
+      },
+      reporting_capabilities: (reporting ??= reportingCapabilities(deps)),
+    };
+    if (p.brief_relevance) out.brief_relevance = p.brief_relevance;
+    return out;
+  };
 }
 
 export function getProductsTask(deps: SalesDeps) {
+  const renderProduct = productRenderer(deps);
   return defineTask({
     name: 'get_products',
     description:
@@ -215,8 +232,9 @@ export function getProductsTask(deps: SalesDeps) {
         proposals = await proposalAnswers(deps, principal.orgId, accountKey, page.products, input.brief, flight.start);
       const missing = (proposals?.productIds ?? []).filter((id) => !page.products.some((p) => p.product_id === id));
       const extra = missing.length ? [...(await deps.inventory.get(missing, principal.orgId)).values()] : [];
+      const generatedAt = deps.clock.now().toISOString();
       const body: Json = {
-        products: [...page.products, ...extra].map((p) => renderProduct(deps, p, { budget, ...flight })),
+        products: [...page.products, ...extra].map((p) => renderProduct(p, { budget, ...flight }, generatedAt)),
         cache_scope: input.account ? 'account' : 'public',
         pagination: {
           has_more: !!page.cursor,

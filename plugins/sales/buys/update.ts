@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { sql } from '../../../core/sql.ts';
+import type { Queryable } from '../../../core/ports/database.ts';
 import { ProtocolError } from '../../../core/errors.ts';
 import { defineTask, type Json } from '../../../core/task.ts';
 import type { SalesDeps } from '../deps.ts';
@@ -13,7 +14,7 @@ import { fitsFormats } from '../../../lib/adcp/format-ids.ts';
 import { checkChannel } from './create.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
 import { requireAction, requireTransition, VALID_ACTIONS } from './status.ts';
-import { addHistory, loadBuy, loadPackages, TERMINAL, updateBuy, type BuyRow, type PackageRow } from './store.ts';
+import { addHistory, loadBuy, loadPackages, TERMINAL, toPackage, updateBuy, type BuyRow, type PackageRow } from './store.ts';
 import { renderPackage } from './render.ts';
 import { requireAdServer } from '../upstream.ts';
 import { matchPackageLists, type ListMatch } from '../list-targeting.ts';
@@ -66,24 +67,40 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       if (input.canceled && changes.some((k) => k !== 'canceled' && input[k] !== undefined)) {
         throw new ProtocolError('INVALID_REQUEST', 'canceled: a cancellation cannot be combined with other changes', { field: 'canceled' });
       }
-      const current = await loadBuy(deps.db, input.media_buy_id, owner);
-      if (!current || current.status === 'pending_review') {
-        throw new ProtocolError('MEDIA_BUY_NOT_FOUND', `No media buy ${input.media_buy_id.slice(0, 128)} for this caller`, {
-          status: 404,
-          field: 'media_buy_id',
-        });
-      }
       // media_buy_id names the buy among the caller's; a named account must exist, but it only
       // routes (buyers resend the account they last used, which may be another of theirs).
-      if (input.account) await deps.accounts.resolve(deps.db, owner, input.account);
-      checkChannel(deps, input.push_notification_config, 'push_notification_config');
-      checkChannel(deps, input.reporting_webhook, 'reporting_webhook');
+      // Resolved beside the buy's read (outside any transaction); its refusal comes after the buy's.
+      const account = input.account
+        ? deps.accounts.resolve(deps.db, owner, input.account).then(
+            () => null,
+            (e: unknown) => e,
+          )
+        : null;
+      /** The caller's buy, the named account and the channels, checked in this order. */
+      const open = async (q: Queryable, lock: boolean) => {
+        const buy = await loadBuy(q, input.media_buy_id, owner, lock);
+        if (!buy || buy.status === 'pending_review') {
+          throw new ProtocolError('MEDIA_BUY_NOT_FOUND', `No media buy ${input.media_buy_id.slice(0, 128)} for this caller`, {
+            status: 404,
+            field: 'media_buy_id',
+          });
+        }
+        const refused = await account;
+        if (refused) throw refused;
+        checkChannel(deps, input.push_notification_config, 'push_notification_config');
+        checkChannel(deps, input.reporting_webhook, 'reporting_webhook');
+        return buy;
+      };
       const now = clock.now();
-      const before = (await loadPackages(deps.db, [current.media_buy_id])).get(current.media_buy_id)!;
-      // Catalog and creative-agent checks need the network or the pool: before the transaction.
-      const planned = input.new_packages
-        ? await planPackages(deps, owner, current.account_id, input.new_packages, 'new_packages', current.media_buy_id, before.length, current.currency, now)
-        : [];
+      const retargets = (input.packages ?? []).some((u) => u.targeting_overlay);
+      // New packages and replaced list references are checked against the catalog, creative agents
+      // and list agents (network or pool) before the transaction; other changes read the buy once, locked.
+      const current = input.new_packages || retargets ? await open(deps.db, false) : null;
+      const before = current ? (await loadPackages(deps.db, [current.media_buy_id])).get(current.media_buy_id)! : [];
+      const planned =
+        current && input.new_packages
+          ? await planPackages(deps, owner, current.account_id, input.new_packages, 'new_packages', current.media_buy_id, before.length, current.currency, now)
+          : [];
       // Replaced list references resolve and match their package's product, before the transaction (it may fetch the lists).
       const retargeted = (input.packages ?? []).flatMap((u, i) =>
         u.targeting_overlay ? [{ u, i, pkg: before.find((p) => p.package_id === u.package_id) }] : [],
@@ -99,7 +116,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       const notes = [...[...matches.values()].flatMap((m) => (m.note ? [m.note] : [])), ...planned.flatMap((p) => (p.note ? [p.note] : []))];
 
       return deps.db.transaction(async (tx) => {
-        const b = (await loadBuy(tx, current.media_buy_id, owner, true))!;
+        const b = current ? (await loadBuy(tx, current.media_buy_id, owner, true))! : await open(tx, true);
         if (input.revision !== undefined && input.revision !== b.revision) {
           throw new ProtocolError('CONFLICT', `revision: the media buy is at revision ${b.revision}, not ${input.revision}; read it again and retry`, {
             field: 'revision',
@@ -119,6 +136,9 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         const next: BuyRow = { ...b, updated_at: now };
         const summary: string[] = [];
         const affected = new Set<string>();
+        // The updated packages as stored (numeric columns rounded), to answer with.
+        const written = new Map<string, PackageRow>();
+        let assigned = false;
 
         if (input.canceled) {
           requireAction(b.status, 'cancel', 'canceled');
@@ -231,6 +251,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
                 field: `${at}.creative_assignments[${j}].creative_id`,
               });
             await assign(tx, b.account_id, a.creative_id, pkg.package_id, a.weight, now);
+            assigned = true;
           }
           if (u.targeting_overlay !== undefined) {
             requireAction(b.status, 'update_packages', `${at}.targeting_overlay`);
@@ -238,8 +259,10 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           }
           Object.assign(pkg, changed);
           const match = matches.get(pkg.package_id);
-          await tx.query(sql`UPDATE sales_packages SET budget = ${pkg.budget}::numeric, bid_price = ${pkg.bid_price}::numeric, paused = ${pkg.paused}::boolean,
-            canceled = ${pkg.canceled}::boolean, targeting_overlay = ${pkg.targeting_overlay ?? null}::jsonb WHERE package_id = ${pkg.package_id}::text`);
+          const [stored] =
+            await tx.query(sql`UPDATE sales_packages SET budget = ${pkg.budget}::numeric, bid_price = ${pkg.bid_price}::numeric, paused = ${pkg.paused}::boolean,
+            canceled = ${pkg.canceled}::boolean, targeting_overlay = ${pkg.targeting_overlay ?? null}::jsonb WHERE package_id = ${pkg.package_id}::text RETURNING *`);
+          written.set(pkg.package_id, toPackage({ ...stored, creatives: pkg.creatives }));
           if (changed.budget !== undefined || changed.bid_price !== undefined || match) {
             await deps.adServer.amend(tx, b.media_buy_id, {
               lines: [
@@ -313,9 +336,11 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           action: input.canceled ? 'canceled' : 'updated',
           summary: summary.join(', '),
         });
-        await promoteIfReady(tx, b.media_buy_id, actor, now);
-        const after = (await loadBuy(tx, b.media_buy_id, owner))!;
-        const rows = (await loadPackages(tx, [b.media_buy_id])).get(b.media_buy_id)!;
+        // New packages and assignments change what is stored beyond `next` and `written`: read back.
+        const fresh = planned.length > 0 || assigned;
+        const promoted = await promoteIfReady(tx, b.media_buy_id, actor, now, fresh ? undefined : { buy: next, packages });
+        const after = promoted ?? next;
+        const rows = fresh ? (await loadPackages(tx, [b.media_buy_id])).get(b.media_buy_id)! : packages.map((p) => written.get(p.package_id) ?? p);
         const body: Json = {
           media_buy_id: after.media_buy_id,
           media_buy_status: after.status,

@@ -116,7 +116,25 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       const notes = [...[...matches.values()].flatMap((m) => (m.note ? [m.note] : [])), ...planned.flatMap((p) => (p.note ? [p.note] : []))];
 
       return deps.db.transaction(async (tx) => {
-        const b = current ? (await loadBuy(tx, current.media_buy_id, owner, true))! : await open(tx, true);
+        // Statements on one connection run in order: the packages' read, sent behind the lock
+        // without waiting for it, still sees what the lock waited for.
+        const locked = current ? loadBuy(tx, current.media_buy_id, owner, true).then((r) => r!) : open(tx, true);
+        const loaded = loadPackages(tx, [input.media_buy_id]);
+        // What was delivered bounds a new budget. When the first package change is a budget and nothing
+        // before it touches the ad server, it is asked right behind the lock too.
+        let spent: Promise<Map<string, number>> | null = null;
+        const delivered = (b: BuyRow) =>
+          (spent ??= deps.adServer
+            .report(tx, b.media_buy_id, [{ start: b.start_time, end: now }], now)
+            .then(([rep]) => new Map(rep!.lines.map((l) => [l.packageId, l.spend]))));
+        const early =
+          input.packages?.[0]?.budget !== undefined &&
+          input.paused === undefined &&
+          !input.canceled &&
+          input.start_time === undefined &&
+          input.end_time === undefined;
+        if (early) locked.then((b) => delivered(b).catch(() => {})).catch(() => {});
+        const [b, byBuy] = await Promise.all([locked, loaded]);
         if (input.revision !== undefined && input.revision !== b.revision) {
           throw new ProtocolError('CONFLICT', `revision: the media buy is at revision ${b.revision}, not ${input.revision}; read it again and retry`, {
             field: 'revision',
@@ -131,7 +149,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
             details: { current_status: b.status, valid_actions: [] },
           });
         }
-        const packages = (await loadPackages(tx, [b.media_buy_id])).get(b.media_buy_id)!;
+        const packages = byBuy.get(b.media_buy_id)!;
         const byId = new Map(packages.map((p) => [p.package_id, p]));
         const next: BuyRow = { ...b, updated_at: now };
         const summary: string[] = [];
@@ -197,12 +215,6 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         if (input.start_time !== undefined || input.end_time !== undefined)
           await deps.adServer.amend(tx, b.media_buy_id, { startTime: next.start_time, endTime: next.end_time });
 
-        let spent: Map<string, number> | null = null;
-        const delivered = async () => {
-          if (spent) return spent;
-          const [rep] = await deps.adServer.report(tx, b.media_buy_id, [{ start: b.start_time, end: now }], now);
-          return (spent = new Map(rep!.lines.map((l) => [l.packageId, l.spend])));
-        };
         for (const [i, u] of (input.packages ?? []).entries()) {
           const at = `packages[${i}]`;
           const pkg = byId.get(u.package_id);
@@ -215,7 +227,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           const changed: Partial<PackageRow> = {};
           if (u.budget !== undefined) {
             requireAction(b.status, 'update_budget', `${at}.budget`);
-            const floor = Math.max(deps.options.minPackageBudget, (await delivered()).get(pkg.package_id) ?? 0);
+            const floor = Math.max(deps.options.minPackageBudget, (await delivered(b)).get(pkg.package_id) ?? 0);
             if (u.budget < floor) {
               throw new ProtocolError('BUDGET_TOO_LOW', `${at}.budget: ${u.budget} is below ${floor} ${pkg.currency} (the minimum or what was already spent)`, {
                 field: `${at}.budget`,
@@ -259,26 +271,27 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           }
           Object.assign(pkg, changed);
           const match = matches.get(pkg.package_id);
-          const [stored] =
-            await tx.query(sql`UPDATE sales_packages SET budget = ${pkg.budget}::numeric, bid_price = ${pkg.bid_price}::numeric, paused = ${pkg.paused}::boolean,
-            canceled = ${pkg.canceled}::boolean, targeting_overlay = ${pkg.targeting_overlay ?? null}::jsonb WHERE package_id = ${pkg.package_id}::text RETURNING *`);
+          // The package's row and its ad server line are written together (one round trip).
+          const [[stored]] = await Promise.all([
+            tx.query(sql`UPDATE sales_packages SET budget = ${pkg.budget}::numeric, bid_price = ${pkg.bid_price}::numeric, paused = ${pkg.paused}::boolean,
+            canceled = ${pkg.canceled}::boolean, targeting_overlay = ${pkg.targeting_overlay ?? null}::jsonb WHERE package_id = ${pkg.package_id}::text RETURNING *`),
+            (changed.budget !== undefined || changed.bid_price !== undefined || match) &&
+              deps.adServer.amend(tx, b.media_buy_id, {
+                lines: [
+                  {
+                    packageId: pkg.package_id,
+                    productId: pkg.product_id,
+                    budget: pkg.budget,
+                    pricingModel: pkg.pricing_model,
+                    rate: pkg.bid_price ?? pkg.rate,
+                    currency: pkg.currency,
+                    ctr: 0,
+                    ...(match ? { inventoryShare: match.share } : {}),
+                  },
+                ],
+              }),
+          ]);
           written.set(pkg.package_id, toPackage({ ...stored, creatives: pkg.creatives }));
-          if (changed.budget !== undefined || changed.bid_price !== undefined || match) {
-            await deps.adServer.amend(tx, b.media_buy_id, {
-              lines: [
-                {
-                  packageId: pkg.package_id,
-                  productId: pkg.product_id,
-                  budget: pkg.budget,
-                  pricingModel: pkg.pricing_model,
-                  rate: pkg.bid_price ?? pkg.rate,
-                  currency: pkg.currency,
-                  ctr: 0,
-                  ...(match ? { inventoryShare: match.share } : {}),
-                },
-              ],
-            });
-          }
           affected.add(pkg.package_id);
           summary.push(`package ${pkg.package_id}`);
         }
@@ -313,29 +326,32 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         requireTransition(b.status, next.status);
         next.total_budget = Math.round([...packages.filter((p) => !p.canceled), ...planned.map((p) => p.row)].reduce((s, p) => s + p.budget, 0) * 100) / 100;
         next.revision = b.revision + 1;
-        await updateBuy(tx, b.media_buy_id, {
-          status: next.status,
-          revision: next.revision,
-          total_budget: next.total_budget,
-          start_time: next.start_time,
-          end_time: next.end_time,
-          ended_at: next.ended_at,
-          canceled_by: next.canceled_by,
-          cancellation_reason: next.cancellation_reason,
-          push_config: next.push_config,
-          reporting_webhook: next.reporting_webhook,
-          impairments_due_at: next.impairments_due_at,
-          updated_at: now,
-          due_at: dueAt(next, delayMs()),
-        });
-        await addHistory(tx, {
-          mediaBuyId: b.media_buy_id,
-          revision: next.revision,
-          at: now,
-          actor,
-          action: input.canceled ? 'canceled' : 'updated',
-          summary: summary.join(', '),
-        });
+        // The buy's row and its history entry travel together (one round trip).
+        await Promise.all([
+          updateBuy(tx, b.media_buy_id, {
+            status: next.status,
+            revision: next.revision,
+            total_budget: next.total_budget,
+            start_time: next.start_time,
+            end_time: next.end_time,
+            ended_at: next.ended_at,
+            canceled_by: next.canceled_by,
+            cancellation_reason: next.cancellation_reason,
+            push_config: next.push_config,
+            reporting_webhook: next.reporting_webhook,
+            impairments_due_at: next.impairments_due_at,
+            updated_at: now,
+            due_at: dueAt(next, delayMs()),
+          }),
+          addHistory(tx, {
+            mediaBuyId: b.media_buy_id,
+            revision: next.revision,
+            at: now,
+            actor,
+            action: input.canceled ? 'canceled' : 'updated',
+            summary: summary.join(', '),
+          }),
+        ]);
         // New packages and assignments change what is stored beyond `next` and `written`: read back.
         const fresh = planned.length > 0 || assigned;
         const promoted = await promoteIfReady(tx, b.media_buy_id, actor, now, fresh ? undefined : { buy: next, packages });

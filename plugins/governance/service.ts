@@ -6,7 +6,7 @@ import type { GovernanceCheck, GovernanceDecision } from '../../core/ports/gover
 import type { Json } from '../../core/task.ts';
 import { evaluate, type GovernanceMode, type Proposal } from './evaluate.ts';
 import { evaluateDelivery, type DeliveryMetrics } from './delivery.ts';
-import { committedBudgets, findCheck, insertCheck, insertOutcome, latestCheckOf, loadPlans, type CheckRow } from './store.ts';
+import { committedBudgets, findCheck, insertCheck, insertOutcome, latestCheckOf, loadPlanCommitted, loadPlans, type CheckRow } from './store.ts';
 
 export interface GovernanceDeps {
   db: DatabasePort;
@@ -72,9 +72,9 @@ export function createGovernanceService(deps: GovernanceDeps) {
     /** Judge a proposal against the owner's plan and record the decision (the audit log). */
     async check(owner: string, request: CheckRequest): Promise<GovernanceDecision & { row: CheckRow }> {
       const now = deps.clock.now();
-      const plan = (await loadPlans(deps.db, owner, [request.plan_id])).get(request.plan_id);
+      const plan = await loadPlanCommitted(deps.db, owner, request.plan_id);
       if (!plan) throw planNotFound(request.plan_id);
-      const committed = (await committedBudgets(deps.db, owner, [plan.plan_id])).get(plan.plan_id)!;
+      const committed = plan.committed;
       const delivery = request.phase === 'delivery';
       if (delivery && !request.delivery_metrics) {
         throw new ProtocolError('INVALID_REQUEST', 'delivery_metrics: is required for the delivery phase', { status: 400, field: 'delivery_metrics' });

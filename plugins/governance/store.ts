@@ -84,6 +84,15 @@ export async function committedBudgets(q: Queryable, owner: string, planIds: rea
   return new Map(planIds.map((id) => [id, Number(rows.find((r) => r.plan_id === id)?.committed ?? 0)]));
 }
 
+/** A plan with the budget its completed outcomes committed, in one read (check_governance). */
+export async function loadPlanCommitted(q: Queryable, owner: string, planId: string): Promise<(PlanRow & { committed: number }) | undefined> {
+  const [row] = await q.query<PlanRow & { committed: string }>(sql`
+    SELECT p.owner, p.plan_id, p.version, p.status, p.plan, (SELECT COALESCE(sum(o.committed_budget), 0)::text FROM governance_outcomes o
+      WHERE o.owner = p.owner AND o.plan_id = p.plan_id AND o.outcome = 'completed') AS committed
+    FROM governance_plans p WHERE p.owner = ${owner}::text AND p.plan_id = ${planId}::text`);
+  return row && { ...row, version: Number(row.version), committed: Number(row.committed) };
+}
+
 export async function insertCheck(q: Queryable, owner: string, planVersion: number, c: CheckRow): Promise<void> {
   await q.query(sql`
     INSERT INTO governance_checks (check_id, owner, plan_id, plan_version, caller, tool, phase, check_type, purchase_type, status, mode, explanation, findings, conditions,

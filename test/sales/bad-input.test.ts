@@ -283,6 +283,22 @@ const CASES: Case[] = [
     field: 'revision',
   },
   {
+    // A budget first: the delivery is asked behind the lock, then the revision refuses.
+    name: 'stale revision with a budget change',
+    task: 'update_media_buy',
+    args: (s) => ({ idempotency_key: key(), media_buy_id: s.pending, revision: 99, packages: [{ package_id: s.pendingPackage, budget: 7000 }] }),
+    code: 'CONFLICT',
+    field: 'revision',
+  },
+  {
+    name: "another caller's media buy, a budget change",
+    task: 'update_media_buy',
+    args: (s) => ({ idempotency_key: key(), media_buy_id: s.active, packages: [{ package_id: s.pendingPackage, budget: 7000 }] }),
+    code: 'MEDIA_BUY_NOT_FOUND',
+    field: 'media_buy_id',
+    other: true,
+  },
+  {
     name: 'nothing to change',
     task: 'update_media_buy',
     args: (s) => ({ idempotency_key: key(), media_buy_id: s.pending }),

@@ -121,6 +121,50 @@ forEachDatabase<SalesWorld>(
       expect((reports[0]!.payload.result as any).media_buy_deliveries[0].totals.impressions).toBeGreaterThan(before);
     }, 60_000);
 
+    test('update_media_buy answers what it stored: a budget rounded to cents, and the promotion when its change leaves every live package with creatives', async () => {
+      const w = get();
+      const c = await w.client('rest');
+      const acc = await account(c, 'promote.example');
+      const start = w.clock.now().getTime() + HOUR;
+      const pkg = { product_id: 'ctv_sports_premium', pricing_option_id: 'ctv_sports_cpm_fixed', budget: 5000 };
+      const created = await c.call('create_media_buy', {
+        idempotency_key: key(),
+        account: { account_id: acc },
+        start_time: new Date(start).toISOString(),
+        end_time: new Date(start + 24 * HOUR).toISOString(),
+        packages: [pkg, pkg],
+      });
+      const id = created.body.media_buy_id as string;
+      const [a, b] = created.body.packages.map((p: any) => p.package_id as string);
+      await c.call('sync_creatives', {
+        idempotency_key: key(),
+        account: { account_id: acc },
+        creatives: [video('promote_spot')],
+        assignments: [{ creative_id: 'promote_spot', package_id: a }],
+      });
+      expect((await c.call('get_media_buys', { media_buy_ids: [id] })).body.media_buys[0]).toMatchObject({ status: 'pending_creatives', revision: 1 });
+
+      // Canceling the package without creatives: updated (revision 2), then ready (revision 3).
+      const updated = await c.call('update_media_buy', {
+        idempotency_key: key(),
+        media_buy_id: id,
+        packages: [
+          { package_id: b, canceled: true },
+          { package_id: a, budget: 6000.126 },
+        ],
+      });
+      expect(bothVersionsErrors('media-buy/update-media-buy-response.json', updated.body)).toEqual([]);
+      expect(updated.body).toMatchObject({ media_buy_status: 'pending_start', revision: 3, total_budget: 6000.13 });
+      expect(updated.body.affected_packages).toEqual([
+        expect.objectContaining({ package_id: a, budget: 6000.13, canceled: false }),
+        expect.objectContaining({ package_id: b, budget: 5000, canceled: true }),
+      ]);
+      expect(updated.body.affected_packages[0].format_ids_to_provide).toBeUndefined();
+      const buy = (await c.call('get_media_buys', { media_buy_ids: [id], include_history: 10 })).body.media_buys[0];
+      expect(buy).toMatchObject({ status: 'pending_start', revision: 3, total_budget: 6000.13 });
+      expect(buy.history.map((h: any) => h.action)).toEqual(['creatives_ready', 'updated', 'created']);
+    });
+
     test('large orders are reviewed: submitted, then completed (task webhook); over the limit, rejected', async () => {
       const w = get();
       const c = await w.client('mcp');

@@ -2,7 +2,7 @@ import { sql } from '../../../core/sql.ts';
 import type { Queryable } from '../../../core/ports/database.ts';
 import type { FormatRef } from '../../../core/ports/inventory.ts';
 import type { CreativePackages } from '../../../core/ports/seller-creatives.ts';
-import { addHistory, loadBuy, loadPackages, updateBuy } from './store.ts';
+import { addHistory, loadBuy, loadPackages, updateBuy, type BuyRow, type PackageRow } from './store.ts';
 import { requireAction, requireTransition } from './status.ts';
 import { dueAt } from './due.ts';
 
@@ -13,12 +13,22 @@ export async function assign(tx: Queryable, accountId: string, creativeId: strin
     ON CONFLICT (account_id, creative_id, package_id) DO UPDATE SET weight = EXCLUDED.weight`);
 }
 
-/** `pending_creatives` becomes `pending_start` once every live package has a creative (revision bumped). */
-export async function promoteIfReady(tx: Queryable, mediaBuyId: string, actor: string, now: Date): Promise<void> {
-  const buy = await loadBuy(tx, mediaBuyId, null, true);
-  if (buy?.status !== 'pending_creatives') return;
-  const packages = (await loadPackages(tx, [mediaBuyId])).get(mediaBuyId)!;
-  if (packages.some((p) => !p.canceled && p.format_ids.length > 0 && p.creatives === 0)) return;
+/**
+ * `pending_creatives` becomes `pending_start` once every live package has a creative (revision
+ * bumped): the promoted buy, else null. `known`: the buy (locked) and its packages as this
+ * transaction wrote them, instead of reading them again.
+ */
+export async function promoteIfReady(
+  tx: Queryable,
+  mediaBuyId: string,
+  actor: string,
+  now: Date,
+  known?: { buy: BuyRow; packages: PackageRow[] },
+): Promise<BuyRow | null> {
+  const buy = known ? known.buy : await loadBuy(tx, mediaBuyId, null, true);
+  if (buy?.status !== 'pending_creatives') return null;
+  const packages = known ? known.packages : (await loadPackages(tx, [mediaBuyId])).get(mediaBuyId)!;
+  if (packages.some((p) => !p.canceled && p.format_ids.length > 0 && p.creatives === 0)) return null;
   const next = { ...buy, status: requireTransition(buy.status, 'pending_start'), revision: buy.revision + 1, updated_at: now };
   await updateBuy(tx, mediaBuyId, { status: next.status, revision: next.revision, updated_at: now, due_at: dueAt(next, 0) });
   await addHistory(tx, {
@@ -29,6 +39,7 @@ export async function promoteIfReady(tx: Queryable, mediaBuyId: string, actor: s
     action: 'creatives_ready',
     summary: 'Every package has creatives: waiting for the start time',
   });
+  return next;
 }
 
 /** The packages side of the SellerCreatives port (attached in init): sync_creatives assignments and list_creatives filters. */

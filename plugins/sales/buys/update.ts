@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { sql } from '../../../core/sql.ts';
+import type { Queryable } from '../../../core/ports/database.ts';
 import { ProtocolError } from '../../../core/errors.ts';
 import { defineTask, type Json } from '../../../core/task.ts';
 import type { SalesDeps } from '../deps.ts';
@@ -13,7 +14,7 @@ import { fitsFormats } from '../../../lib/adcp/format-ids.ts';
 import { checkChannel } from './create.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
 import { requireAction, requireTransition, VALID_ACTIONS } from './status.ts';
-import { addHistory, loadBuy, loadPackages, TERMINAL, updateBuy, type BuyRow, type PackageRow } from './store.ts';
+import { addHistory, loadBuy, loadPackages, TERMINAL, toPackage, updateBuy, type BuyRow, type PackageRow } from './store.ts';
 import { renderPackage } from './render.ts';
 import { requireAdServer } from '../upstream.ts';
 import { matchPackageLists, type ListMatch } from '../list-targeting.ts';
@@ -66,24 +67,40 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       if (input.canceled && changes.some((k) => k !== 'canceled' && input[k] !== undefined)) {
         throw new ProtocolError('INVALID_REQUEST', 'canceled: a cancellation cannot be combined with other changes', { field: 'canceled' });
       }
-      const current = await loadBuy(deps.db, input.media_buy_id, owner);
-      if (!current || current.status === 'pending_review') {
-        throw new ProtocolError('MEDIA_BUY_NOT_FOUND', `No media buy ${input.media_buy_id.slice(0, 128)} for this caller`, {
-          status: 404,
-          field: 'media_buy_id',
-        });
-      }
       // media_buy_id names the buy among the caller's; a named account must exist, but it only
       // routes (buyers resend the account they last used, which may be another of theirs).
-      if (input.account) await deps.accounts.resolve(deps.db, owner, input.account);
-      checkChannel(deps, input.push_notification_config, 'push_notification_config');
-      checkChannel(deps, input.reporting_webhook, 'reporting_webhook');
+      // Resolved beside the buy's read (outside any transaction); its refusal comes after the buy's.
+      const account = input.account
+        ? deps.accounts.resolve(deps.db, owner, input.account).then(
+            () => null,
+            (e: unknown) => e,
+          )
+        : null;
+      /** The caller's buy, the named account and the channels, checked in this order. */
+      const open = async (q: Queryable, lock: boolean) => {
+        const buy = await loadBuy(q, input.media_buy_id, owner, lock);
+        if (!buy || buy.status === 'pending_review') {
+          throw new ProtocolError('MEDIA_BUY_NOT_FOUND', `No media buy ${input.media_buy_id.slice(0, 128)} for this caller`, {
+            status: 404,
+            field: 'media_buy_id',
+          });
+        }
+        const refused = await account;
+        if (refused) throw refused;
+        checkChannel(deps, input.push_notification_config, 'push_notification_config');
+        checkChannel(deps, input.reporting_webhook, 'reporting_webhook');
+        return buy;
+      };
       const now = clock.now();
-      const before = (await loadPackages(deps.db, [current.media_buy_id])).get(current.media_buy_id)!;
-      // Catalog and creative-agent checks need the network or the pool: before the transaction.
-      const planned = input.new_packages
-        ? await planPackages(deps, owner, current.account_id, input.new_packages, 'new_packages', current.media_buy_id, before.length, current.currency, now)
-        : [];
+      const retargets = (input.packages ?? []).some((u) => u.targeting_overlay);
+      // New packages and replaced list references are checked against the catalog, creative agents
+      // and list agents (network or pool) before the transaction; other changes read the buy once, locked.
+      const current = input.new_packages || retargets ? await open(deps.db, false) : null;
+      const before = current ? (await loadPackages(deps.db, [current.media_buy_id])).get(current.media_buy_id)! : [];
+      const planned =
+        current && input.new_packages
+          ? await planPackages(deps, owner, current.account_id, input.new_packages, 'new_packages', current.media_buy_id, before.length, current.currency, now)
+          : [];
       // Replaced list references resolve and match their package's product, before the transaction (it may fetch the lists).
       const retargeted = (input.packages ?? []).flatMap((u, i) =>
         u.targeting_overlay ? [{ u, i, pkg: before.find((p) => p.package_id === u.package_id) }] : [],
@@ -99,7 +116,25 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       const notes = [...[...matches.values()].flatMap((m) => (m.note ? [m.note] : [])), ...planned.flatMap((p) => (p.note ? [p.note] : []))];
 
       return deps.db.transaction(async (tx) => {
-        const b = (await loadBuy(tx, current.media_buy_id, owner, true))!;
+        // Statements on one connection run in order: the packages' read, sent behind the lock
+        // without waiting for it, still sees what the lock waited for.
+        const locked = current ? loadBuy(tx, current.media_buy_id, owner, true).then((r) => r!) : open(tx, true);
+        const loaded = loadPackages(tx, [input.media_buy_id]);
+        // What was delivered bounds a new budget. When the first package change is a budget and nothing
+        // before it touches the ad server, it is asked right behind the lock too.
+        let spent: Promise<Map<string, number>> | null = null;
+        const delivered = (b: BuyRow) =>
+          (spent ??= deps.adServer
+            .report(tx, b.media_buy_id, [{ start: b.start_time, end: now }], now)
+            .then(([rep]) => new Map(rep!.lines.map((l) => [l.packageId, l.spend]))));
+        const early =
+          input.packages?.[0]?.budget !== undefined &&
+          input.paused === undefined &&
+          !input.canceled &&
+          input.start_time === undefined &&
+          input.end_time === undefined;
+        if (early) locked.then((b) => delivered(b).catch(() => {})).catch(() => {});
+        const [b, byBuy] = await Promise.all([locked, loaded]);
         if (input.revision !== undefined && input.revision !== b.revision) {
           throw new ProtocolError('CONFLICT', `revision: the media buy is at revision ${b.revision}, not ${input.revision}; read it again and retry`, {
             field: 'revision',
@@ -114,11 +149,14 @@ export function updateMediaBuyTask(deps: SalesDeps) {
             details: { current_status: b.status, valid_actions: [] },
           });
         }
-        const packages = (await loadPackages(tx, [b.media_buy_id])).get(b.media_buy_id)!;
+        const packages = byBuy.get(b.media_buy_id)!;
         const byId = new Map(packages.map((p) => [p.package_id, p]));
         const next: BuyRow = { ...b, updated_at: now };
         const summary: string[] = [];
         const affected = new Set<string>();
+        // The updated packages as stored (numeric columns rounded), to answer with.
+        const written = new Map<string, PackageRow>();
+        let assigned = false;
 
         if (input.canceled) {
           requireAction(b.status, 'cancel', 'canceled');
@@ -177,12 +215,6 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         if (input.start_time !== undefined || input.end_time !== undefined)
           await deps.adServer.amend(tx, b.media_buy_id, { startTime: next.start_time, endTime: next.end_time });
 
-        let spent: Map<string, number> | null = null;
-        const delivered = async () => {
-          if (spent) return spent;
-          const [rep] = await deps.adServer.report(tx, b.media_buy_id, [{ start: b.start_time, end: now }], now);
-          return (spent = new Map(rep!.lines.map((l) => [l.packageId, l.spend])));
-        };
         for (const [i, u] of (input.packages ?? []).entries()) {
           const at = `packages[${i}]`;
           const pkg = byId.get(u.package_id);
@@ -195,7 +227,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           const changed: Partial<PackageRow> = {};
           if (u.budget !== undefined) {
             requireAction(b.status, 'update_budget', `${at}.budget`);
-            const floor = Math.max(deps.options.minPackageBudget, (await delivered()).get(pkg.package_id) ?? 0);
+            const floor = Math.max(deps.options.minPackageBudget, (await delivered(b)).get(pkg.package_id) ?? 0);
             if (u.budget < floor) {
               throw new ProtocolError('BUDGET_TOO_LOW', `${at}.budget: ${u.budget} is below ${floor} ${pkg.currency} (the minimum or what was already spent)`, {
                 field: `${at}.budget`,
@@ -231,6 +263,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
                 field: `${at}.creative_assignments[${j}].creative_id`,
               });
             await assign(tx, b.account_id, a.creative_id, pkg.package_id, a.weight, now);
+            assigned = true;
           }
           if (u.targeting_overlay !== undefined) {
             requireAction(b.status, 'update_packages', `${at}.targeting_overlay`);
@@ -238,24 +271,27 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           }
           Object.assign(pkg, changed);
           const match = matches.get(pkg.package_id);
-          await tx.query(sql`UPDATE sales_packages SET budget = ${pkg.budget}::numeric, bid_price = ${pkg.bid_price}::numeric, paused = ${pkg.paused}::boolean,
-            canceled = ${pkg.canceled}::boolean, targeting_overlay = ${pkg.targeting_overlay ?? null}::jsonb WHERE package_id = ${pkg.package_id}::text`);
-          if (changed.budget !== undefined || changed.bid_price !== undefined || match) {
-            await deps.adServer.amend(tx, b.media_buy_id, {
-              lines: [
-                {
-                  packageId: pkg.package_id,
-                  productId: pkg.product_id,
-                  budget: pkg.budget,
-                  pricingModel: pkg.pricing_model,
-                  rate: pkg.bid_price ?? pkg.rate,
-                  currency: pkg.currency,
-                  ctr: 0,
-                  ...(match ? { inventoryShare: match.share } : {}),
-                },
-              ],
-            });
-          }
+          // The package's row and its ad server line are written together (one round trip).
+          const [[stored]] = await Promise.all([
+            tx.query(sql`UPDATE sales_packages SET budget = ${pkg.budget}::numeric, bid_price = ${pkg.bid_price}::numeric, paused = ${pkg.paused}::boolean,
+            canceled = ${pkg.canceled}::boolean, targeting_overlay = ${pkg.targeting_overlay ?? null}::jsonb WHERE package_id = ${pkg.package_id}::text RETURNING *`),
+            (changed.budget !== undefined || changed.bid_price !== undefined || match) &&
+              deps.adServer.amend(tx, b.media_buy_id, {
+                lines: [
+                  {
+                    packageId: pkg.package_id,
+                    productId: pkg.product_id,
+                    budget: pkg.budget,
+                    pricingModel: pkg.pricing_model,
+                    rate: pkg.bid_price ?? pkg.rate,
+                    currency: pkg.currency,
+                    ctr: 0,
+                    ...(match ? { inventoryShare: match.share } : {}),
+                  },
+                ],
+              }),
+          ]);
+          written.set(pkg.package_id, toPackage({ ...stored, creatives: pkg.creatives }));
           affected.add(pkg.package_id);
           summary.push(`package ${pkg.package_id}`);
         }
@@ -290,32 +326,37 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         requireTransition(b.status, next.status);
         next.total_budget = Math.round([...packages.filter((p) => !p.canceled), ...planned.map((p) => p.row)].reduce((s, p) => s + p.budget, 0) * 100) / 100;
         next.revision = b.revision + 1;
-        await updateBuy(tx, b.media_buy_id, {
-          status: next.status,
-          revision: next.revision,
-          total_budget: next.total_budget,
-          start_time: next.start_time,
-          end_time: next.end_time,
-          ended_at: next.ended_at,
-          canceled_by: next.canceled_by,
-          cancellation_reason: next.cancellation_reason,
-          push_config: next.push_config,
-          reporting_webhook: next.reporting_webhook,
-          impairments_due_at: next.impairments_due_at,
-          updated_at: now,
-          due_at: dueAt(next, delayMs()),
-        });
-        await addHistory(tx, {
-          mediaBuyId: b.media_buy_id,
-          revision: next.revision,
-          at: now,
-          actor,
-          action: input.canceled ? 'canceled' : 'updated',
-          summary: summary.join(', '),
-        });
-        await promoteIfReady(tx, b.media_buy_id, actor, now);
-        const after = (await loadBuy(tx, b.media_buy_id, owner))!;
-        const rows = (await loadPackages(tx, [b.media_buy_id])).get(b.media_buy_id)!;
+        // The buy's row and its history entry travel together (one round trip).
+        await Promise.all([
+          updateBuy(tx, b.media_buy_id, {
+            status: next.status,
+            revision: next.revision,
+            total_budget: next.total_budget,
+            start_time: next.start_time,
+            end_time: next.end_time,
+            ended_at: next.ended_at,
+            canceled_by: next.canceled_by,
+            cancellation_reason: next.cancellation_reason,
+            push_config: next.push_config,
+            reporting_webhook: next.reporting_webhook,
+            impairments_due_at: next.impairments_due_at,
+            updated_at: now,
+            due_at: dueAt(next, delayMs()),
+          }),
+          addHistory(tx, {
+            mediaBuyId: b.media_buy_id,
+            revision: next.revision,
+            at: now,
+            actor,
+            action: input.canceled ? 'canceled' : 'updated',
+            summary: summary.join(', '),
+          }),
+        ]);
+        // New packages and assignments change what is stored beyond `next` and `written`: read back.
+        const fresh = planned.length > 0 || assigned;
+        const promoted = await promoteIfReady(tx, b.media_buy_id, actor, now, fresh ? undefined : { buy: next, packages });
+        const after = promoted ?? next;
+        const rows = fresh ? (await loadPackages(tx, [b.media_buy_id])).get(b.media_buy_id)! : packages.map((p) => written.get(p.package_id) ?? p);
         const body: Json = {
           media_buy_id: after.media_buy_id,
           media_buy_status: after.status,

@@ -16,6 +16,7 @@ import auth from '../../plugins/auth/index.ts';
 import { createApiKey, createOrganization, createUser, hashKey, linkIdentity, revokeApiKey, setOrganizationTier } from '../../plugins/auth/store.ts';
 import { DATABASE_URL } from '../support/db.ts';
 import { deploy, forEachAdapter, type Deployed } from '../support/deploy.ts';
+import { withinOneSecond } from '../support/poll.ts';
 
 const ISSUER = 'https://idp.example';
 /** Stands in for plugins/oauth: `jwt.<subject>` is a valid access token of an external issuer. */
@@ -27,16 +28,6 @@ const verifier: TokenVerifierPort = {
   resourceMetadataUrl: () => '',
   securityScheme: () => ({}),
 };
-
-/** Poll `check` until it holds or one second has passed; true when it held. */
-async function withinOneSecond(check: () => Promise<boolean>): Promise<boolean> {
-  const deadline = performance.now() + 1000;
-  for (;;) {
-    if (await check()) return true;
-    if (performance.now() > deadline) return false;
-    await Bun.sleep(5);
-  }
-}
 
 let n = 0;
 async function newOrgKey(db: DatabasePort, tier: 'public' | 'member' | 'admin' = 'member') {

@@ -16,16 +16,7 @@ import { insertAccount, newAccount } from '../../plugins/sales-accounts/store.ts
 import { AccountCache } from '../../plugins/sales-accounts/account-cache.ts';
 import { defaultIds } from '../../core/ports/ids.ts';
 import { deploy, forEachAdapter, type Deployed } from '../support/deploy.ts';
-
-/** Poll `check` until it holds or one second has passed; true when it held. */
-async function withinOneSecond(check: () => Promise<boolean>): Promise<boolean> {
-  const deadline = performance.now() + 1000;
-  for (;;) {
-    if (await check()) return true;
-    if (performance.now() > deadline) return false;
-    await Bun.sleep(5);
-  }
-}
+import { withinOneSecond } from '../support/poll.ts';
 
 /** What resolving gives: the account's status, or the refusal's code. */
 const outcome = (p: Promise<{ status: string }>) =>

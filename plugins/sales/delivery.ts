@@ -7,6 +7,7 @@ import { figures } from './reports.ts';
 import type { BuyListings, BuysFilter } from './buys/listing.ts';
 import { partition } from './windows.ts';
 import { requireAdServer } from './upstream.ts';
+import { cents } from './money.ts';
 
 const STATUSES = ['pending_creatives', 'pending_start', 'active', 'paused', 'completed', 'rejected', 'canceled'] as const;
 const status = v.picklist(STATUSES, `must be one of ${STATUSES.join(', ')}`);
@@ -115,7 +116,7 @@ export function getMediaBuyDeliveryTask(deps: SalesDeps, listings: BuyListings) 
       const body: Json = {
         reporting_period: { start: from.toISOString(), end: until.toISOString() },
         currency,
-        aggregated_totals: { ...aggregate, spend: Math.round(aggregate.spend * 100) / 100 },
+        aggregated_totals: { ...aggregate, spend: cents(aggregate.spend) },
         media_buy_deliveries: deliveries,
       };
       if (deps.options.sandbox) body.sandbox = true;

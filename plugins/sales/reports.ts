@@ -6,10 +6,9 @@ import type { SalesDeps } from './deps.ts';
 import { fire } from './channels.ts';
 import { loadPackages, TERMINAL, type BuyRow, type PackageRow } from './buys/store.ts';
 import { windowEnd } from './windows.ts';
+import { cents } from './money.ts';
 
 export type ReportType = 'scheduled' | 'final' | 'delayed' | 'adjusted';
-
-const cents = (n: number) => Math.round(n * 100) / 100;
 
 /** Per-package and total figures of one window report, in package order. */
 export function figures(packages: readonly PackageRow[], rep: WindowReport, withClicks = true) {

@@ -10,6 +10,7 @@ import { createEventHandler, openImpairments } from './impairments.ts';
 import { sendDelayedNow } from './reports.ts';
 import { addHistory, loadBuy, loadPackages, TERMINAL, updateBuy, type BuyRow } from './buys/store.ts';
 import { requireTransition } from './buys/status.ts';
+import { cents } from './money.ts';
 
 const id = v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128));
 const count = v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0), v.maxValue(1e9)), 0);
@@ -95,7 +96,7 @@ async function lifetime(q: Queryable, deps: SalesDeps, b: BuyRow, now: Date) {
     now,
   );
   const sum = (k: 'impressions' | 'clicks' | 'spend' | 'conversions') => rep!.lines.reduce((s, l) => s + (l[k] ?? 0), 0);
-  return { impressions: sum('impressions'), clicks: sum('clicks'), spend: Math.round(sum('spend') * 100) / 100, conversions: sum('conversions') };
+  return { impressions: sum('impressions'), clicks: sum('clicks'), spend: cents(sum('spend')), conversions: sum('conversions') };
 }
 
 /** The time injected figures count at: just before now (so reports up to now, or a flight forced to end now, hold them), within the flight. */
@@ -282,7 +283,7 @@ export function salesScenarios(deps: SalesDeps, simulation: AdServerSimulationPo
           const target = Math.round(b.total_budget * params.spend_percentage) / 100;
           const before = await lifetime(tx, deps, b, now);
           const pkg = (await loadPackages(tx, [b.media_buy_id])).get(b.media_buy_id)!.find((p) => !p.canceled)!;
-          const delta = Math.max(0, Math.round((target - before.spend) * 100) / 100);
+          const delta = Math.max(0, cents(target - before.spend));
           if (delta > 0) {
             const impressions = pkg.pricing_model === 'cpm' && pkg.rate > 0 ? Math.round((delta / pkg.rate) * 1000) : 0;
             await simulation.addDelivery(tx, b.media_buy_id, pkg.package_id, { impressions, clicks: 0, spend: delta }, injectAt(b, now));

@@ -10,6 +10,3 @@ export const monthStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.g
 
 /** The first of the month `n` months after (before, when negative) `d`'s month. */
 export const addMonths = (d: Date, n: number) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, 1));
-
-/** Money to the cent. */
-export const cents = (x: number) => Math.round(x * 100) / 100;

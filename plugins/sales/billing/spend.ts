@@ -3,6 +3,7 @@ import { ProtocolError } from '../../../core/errors.ts';
 import type { Queryable } from '../../../core/ports/database.ts';
 import type { SalesDeps } from '../deps.ts';
 import { queryBuys } from '../buys/store.ts';
+import { cents } from '../money.ts';
 
 export interface AccountSpend {
   /** Currencies of the buys that could have spent in the window (one when `currency` was given). */
@@ -50,5 +51,5 @@ export async function accountSpend(
       ready &&= report!.ready;
     }
   }
-  return { currencies: [...new Set(buys.map((b) => b.currency))], total: Math.round(total * 100) / 100, ran, ready };
+  return { currencies: [...new Set(buys.map((b) => b.currency))], total: cents(total), ran, ready };
 }

@@ -5,7 +5,8 @@ import type { SalesDeps } from '../deps.ts';
 import { accountSpend } from './spend.ts';
 import { recentInvoices, renderInvoice } from './invoices.ts';
 import { topUps } from './top-ups.ts';
-import { addMonths, cents, isoDay, monthStart } from './calendar.ts';
+import { addMonths, isoDay, monthStart } from './calendar.ts';
+import { cents } from '../money.ts';
 
 export interface Statement {
   /** Recent invoices in the currency (get-account-financials-response invoices[]). */

@@ -17,6 +17,7 @@ import { requireTransition } from './status.ts';
 import { consultGovernance, reportGovernanceOutcome } from './governance.ts';
 import { findProposal, proposalPackages } from '../proposals.ts';
 import { takeForcedArm } from '../forced-arms.ts';
+import { cents } from '../money.ts';
 
 const DAY = 86_400_000;
 
@@ -125,7 +126,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
 
       const mediaBuyId = `mb_${ids.uuid7().replace(/-/g, '')}`;
       const planned = await planPackages(deps, owner, account.account_id, packages, 'packages', mediaBuyId, 0, input.total_budget?.currency ?? null, now);
-      const total = Math.round(planned.reduce((s, p) => s + p.row.budget, 0) * 100) / 100;
+      const total = cents(planned.reduce((s, p) => s + p.row.budget, 0));
       if (input.total_budget && total > input.total_budget.amount) {
         throw new ProtocolError('INVALID_REQUEST', `total_budget.amount: the packages add up to ${total}, more than ${input.total_budget.amount}`, {
           field: 'total_budget.amount',

@@ -18,6 +18,7 @@ import { addHistory, loadBuy, loadPackages, TERMINAL, toPackage, updateBuy, type
 import { renderPackage } from './render.ts';
 import { requireAdServer } from '../upstream.ts';
 import { matchPackageLists, type ListMatch } from '../list-targeting.ts';
+import { cents } from '../money.ts';
 
 const packageUpdate = v.object({
   package_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128)),
@@ -324,7 +325,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           summary.push('reporting_webhook');
         }
         requireTransition(b.status, next.status);
-        next.total_budget = Math.round([...packages.filter((p) => !p.canceled), ...planned.map((p) => p.row)].reduce((s, p) => s + p.budget, 0) * 100) / 100;
+        next.total_budget = cents([...packages.filter((p) => !p.canceled), ...planned.map((p) => p.row)].reduce((s, p) => s + p.budget, 0));
         next.revision = b.revision + 1;
         // The buy's row and its history entry travel together (one round trip).
         await Promise.all([

@@ -75,12 +75,13 @@ export function envelopeSchema(requireOperationId: boolean) {
   });
 }
 type Envelope = v.InferOutput<ReturnType<typeof envelopeSchema>>;
-/** Both variants built once (a schema per call would be rebuilt on every request). */
 /** AdCP major versions every task answers in (capabilities' `major_versions`). */
 export const SUPPORTED_MAJOR_VERSIONS: readonly number[] = [3];
 
+/** Both variants built once (a schema per call would be rebuilt on every request). */
 const ENVELOPES = { required: envelopeSchema(true), optional: envelopeSchema(false) };
-/** The envelope of a call without envelope members (what the schemas would return for it). */
+/** The members the envelope schemas check, and the envelope of a call that has none of them (what the schemas would return for it). */
+const ENVELOPE_KEYS = Object.keys(ENVELOPES.optional.entries);
 const NO_ENVELOPE: Envelope = Object.freeze({});
 
 export interface PipelineOptions {
@@ -244,10 +245,9 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
         throw new ProtocolError('INVALID_REQUEST', 'arguments: must be a JSON object', { field: 'arguments' });
       assertSafeInput(raw);
       // Most calls carry no envelope member: nothing for the envelope schema to check.
-      const envelope =
-        raw.context === undefined && raw.push_notification_config === undefined && raw.idempotency_key === undefined
-          ? NO_ENVELOPE
-          : parseChecked(deps.options.requireOperationId ? ENVELOPES.required : ENVELOPES.optional, raw);
+      const envelope = ENVELOPE_KEYS.every((k) => (raw as Record<string, unknown>)[k] === undefined)
+        ? NO_ENVELOPE
+        : parseChecked(deps.options.requireOperationId ? ENVELOPES.required : ENVELOPES.optional, raw);
       s.context = envelope.context;
       const major = raw.adcp_major_version;
       // A well-formed version this agent does not speak is version negotiation, not a malformed request.

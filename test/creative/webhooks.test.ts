@@ -1,6 +1,4 @@
 import { expect, test } from 'bun:test';
-import { definePlugin } from '../../core/plugin.ts';
-import { Http } from '../../core/http.ts';
 import { ManualTimers } from '../../core/scheduler.ts';
 import { WebhookInbox, type ReceivedWebhook } from '../../core/ports/webhook-inbox.ts';
 import signerKeyring from '../../plugins/signer-keyring/index.ts';
@@ -14,26 +12,9 @@ import { bothVersionsErrors } from '../support/schemas.ts';
 import { CreativeGenerator } from '../../core/ports/creative-generator.ts';
 import { createTemplateGenerator } from '../../plugins/creative/template-generator.ts';
 import { ACME, OFFERINGS, fid, startCreativeServer, TOKEN, type CreativeServer } from './fixture.ts';
+import { operatorBrandJson } from '../support/operator-brand-json.ts';
 
 const POLL_MS = 1000;
-
-/** The creative operator's brand.json, pointing buyers at the agent's JWKS. */
-const operatorBrandJson = definePlugin({
-  name: 'test-operator-brand-json',
-  deps: { http: Http },
-  init({ http }) {
-    http.add({
-      method: 'GET',
-      path: '/.well-known/brand.json',
-      handle: (request) => {
-        const origin = new URL(request.url).origin;
-        return Response.json({
-          house: { domain: 'creative.test', agents: [{ type: 'creative', id: 'creative', url: `${origin}/mcp`, jwks_uri: `${origin}/.well-known/jwks.json` }] },
-        });
-      },
-    });
-  },
-});
 
 interface Parties {
   seller: CreativeServer;
@@ -55,7 +36,7 @@ forEachDatabase<Parties>(
       extra: [
         signerKeyring(),
         signerHmac(),
-        operatorBrandJson(),
+        operatorBrandJson({ type: 'creative', id: 'creative', domain: 'creative.test' }),
         crawlerHttp({ allowlist: ['127.0.0.1'] }),
         // One delivery at a time: the buyer fetches the seller's keys on the first and reuses them.
         webhooks({ outbox: { allowHttp: true, pollMs: POLL_MS, batchSize: 1 } }),

@@ -1,8 +1,6 @@
 import { expect, test } from 'bun:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { definePlugin } from '../../core/plugin.ts';
-import { Http } from '../../core/http.ts';
 import { ManualTimers } from '../../core/scheduler.ts';
 import { WebhookInbox, type ReceivedWebhook } from '../../core/ports/webhook-inbox.ts';
 import signerKeyring from '../../plugins/signer-keyring/index.ts';
@@ -13,6 +11,7 @@ import { startServer, type TestServer } from '../support/server.ts';
 import { schemaErrors } from '../support/schemas.ts';
 import { startSignalsServer, TOKEN, type SignalsServer } from '../agents/fixture.ts';
 import { deliverWebhooks } from './support.ts';
+import { operatorBrandJson } from '../support/operator-brand-json.ts';
 
 // A buyer built on AdCP 3.0 (what deployed official clients speak): it validates every answer
 // against the 3.0.6 schemas, sends 3.0 request shapes over MCP, registers push notifications with
@@ -20,24 +19,6 @@ import { deliverWebhooks } from './support.ts';
 // development setting DEV_LOOPBACK_WEBHOOKS (the agent's crawler has no test allowlist).
 const V30 = '3.0.6' as const;
 const POLL_MS = 1000;
-
-/** The signals operator's brand.json, naming the agent's JWKS so the buyer can verify webhooks. */
-const operatorBrandJson = definePlugin({
-  name: 'test-operator-brand-json',
-  deps: { http: Http },
-  init({ http }) {
-    http.add({
-      method: 'GET',
-      path: '/.well-known/brand.json',
-      handle: (request) => {
-        const origin = new URL(request.url).origin;
-        return Response.json({
-          house: { domain: 'signals.test', agents: [{ type: 'signals', url: `${origin}/mcp`, jwks_uri: `${origin}/.well-known/jwks.json` }] },
-        });
-      },
-    });
-  },
-});
 
 interface World {
   seller: SignalsServer;
@@ -52,7 +33,7 @@ forEachDatabase<World>(
     const timers = new ManualTimers();
     const seller = await startSignalsServer(adapter, `${schema}_s`, {
       env: { PROTOCOL_NAMESPACE: 'adcp', DEV_LOOPBACK_WEBHOOKS: 'true' },
-      extra: [signerKeyring(), operatorBrandJson(), crawlerHttp(), webhooks({ outbox: { pollMs: POLL_MS } })],
+      extra: [signerKeyring(), operatorBrandJson({ type: 'signals', domain: 'signals.test' }), crawlerHttp(), webhooks({ outbox: { pollMs: POLL_MS } })],
       timers,
     });
     const events: ReceivedWebhook[] = [];

@@ -1,6 +1,4 @@
 import { sql } from '../../core/sql.ts';
-import { definePlugin } from '../../core/plugin.ts';
-import { Http } from '../../core/http.ts';
 import { Clock, ManualClock } from '../../core/ports/clock.ts';
 import { Database } from '../../core/ports/database.ts';
 import { TaskStore } from '../../core/ports/tasks.ts';
@@ -25,6 +23,7 @@ import { startServer, type TestServer } from '../support/server.ts';
 import { clientFor, type HostName, type TaskClient } from '../support/agent.ts';
 import type { AdapterName } from '../support/db.ts';
 import { referenceFormats } from './support/reference-formats.ts';
+import { operatorBrandJson } from '../support/operator-brand-json.ts';
 
 export const TOKEN = 'sales-test-token-0123456789';
 export const OTHER_TOKEN = 'sales-other-token-0123456789';
@@ -33,24 +32,6 @@ export const HMAC_SECRET = 'Zk3q9VYt1mXw8s2LpR7uJc4aN6bQe0Hd';
 export const T0 = new Date('2026-03-02T00:00:00.000Z');
 export const MIN = 60_000;
 export const HOUR = 3_600_000;
-
-/** The seller operator's brand.json, pointing buyers at the agent's JWKS (RFC 9421 key discovery). */
-const operatorBrandJson = definePlugin({
-  name: 'test-operator-brand-json',
-  deps: { http: Http },
-  init({ http }) {
-    http.add({
-      method: 'GET',
-      path: '/.well-known/brand.json',
-      handle: (request) => {
-        const origin = new URL(request.url).origin;
-        return Response.json({
-          house: { domain: 'sales.test', agents: [{ type: 'sales', id: 'sales', url: `${origin}/mcp`, jwks_uri: `${origin}/.well-known/jwks.json` }] },
-        });
-      },
-    });
-  },
-});
 
 export interface SalesWorld {
   seller: TestServer;
@@ -104,7 +85,7 @@ export async function startSalesWorld(adapter: AdapterName, schema: string, opti
     ...salesPlugins({ jobIntervalMs: 1000, ...options.sales }),
     signerKeyring(),
     signerHmac(),
-    operatorBrandJson(),
+    operatorBrandJson({ type: 'sales', id: 'sales', domain: 'sales.test' }),
     crawlerHttp({ allowlist: ['127.0.0.1'], ...options.crawler }),
     webhooks({ outbox: { allowHttp: true, pollMs: 100, baseDelaySeconds: 30, maxDelaySeconds: 60 } }),
     ...(options.localFormats === false ? [] : [referenceFormats()]),

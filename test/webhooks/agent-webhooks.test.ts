@@ -1,8 +1,6 @@
 import { expect, test } from 'bun:test';
-import { definePlugin } from '../../core/plugin.ts';
 import { sql } from '../../core/sql.ts';
 import { Database } from '../../core/ports/database.ts';
-import { Http } from '../../core/http.ts';
 import { WebhookInbox, type ReceivedWebhook } from '../../core/ports/webhook-inbox.ts';
 import signerKeyring from '../../plugins/signer-keyring/index.ts';
 import signerHmac from '../../plugins/signer-hmac-legacy/index.ts';
@@ -12,29 +10,12 @@ import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { mcpClient } from '../support/agent.ts';
 import { startSignalsServer, TOKEN, type SignalsServer } from '../agents/fixture.ts';
+import { operatorBrandJson } from '../support/operator-brand-json.ts';
 
 // The signals agent's activation lifecycle emits real webhooks: signed (RFC 9421) or legacy HMAC,
 // through the outbox and the SSRF-guarded crawler, to a verifying, deduplicating receiver.
 const SECRET = 'Zk3q9VYt1mXw8s2LpR7uJc4aN6bQe0Hd';
 const TTD = { type: 'platform', platform: 'the-trade-desk' };
-
-/** The signals operator's brand.json, pointing buyers at the agent's JWKS. */
-const operatorBrandJson = definePlugin({
-  name: 'test-operator-brand-json',
-  deps: { http: Http },
-  init({ http }) {
-    http.add({
-      method: 'GET',
-      path: '/.well-known/brand.json',
-      handle: (request) => {
-        const origin = new URL(request.url).origin;
-        return Response.json({
-          house: { domain: 'signals.test', agents: [{ type: 'signals', id: 'signals', url: `${origin}/mcp`, jwks_uri: `${origin}/.well-known/jwks.json` }] },
-        });
-      },
-    });
-  },
-});
 
 interface Parties {
   seller: SignalsServer;
@@ -51,7 +32,7 @@ forEachDatabase<Parties>(
       extra: [
         signerKeyring(),
         signerHmac(),
-        operatorBrandJson(),
+        operatorBrandJson({ type: 'signals', id: 'signals', domain: 'signals.test' }),
         crawlerHttp({ allowlist: ['127.0.0.1'] }),
         webhooks({ outbox: { allowHttp: true, pollMs: 20, baseDelaySeconds: 0.05, maxDelaySeconds: 0.2 } }),
       ],

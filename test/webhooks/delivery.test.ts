@@ -1,7 +1,5 @@
 import { expect, test } from 'bun:test';
 import { sql } from '../../core/sql.ts';
-import { definePlugin } from '../../core/plugin.ts';
-import { Http } from '../../core/http.ts';
 import { Database } from '../../core/ports/database.ts';
 import { systemClock } from '../../core/ports/clock.ts';
 import { Signer } from '../../core/ports/signer.ts';
@@ -17,29 +15,11 @@ import { createDeliveryWorker } from '../../plugins/webhooks/worker.ts';
 import { mcpEnvelope, a2aBody } from '../../plugins/webhooks/envelopes.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
+import { operatorBrandJson } from '../support/operator-brand-json.ts';
 
 const env = { PROTOCOL_NAMESPACE: 'adcp' };
 const SECRET = 'q8V2mZ7xK1pL4tR9wB3nC6yF0hJ5sD8g';
 const BEARER = 'bearer-token-0123456789';
-
-/** The seller publishes its operator brand.json pointing at its JWKS (normally on the operator's domain). */
-const brandJson = () =>
-  definePlugin({
-    name: 'test-brand-json',
-    deps: { http: Http },
-    init({ http }) {
-      http.add({
-        method: 'GET',
-        path: '/.well-known/brand.json',
-        handle: (request) => {
-          const agentUrl = new URL(request.url).origin;
-          return Response.json({
-            house: { domain: 'seller.test', agents: [{ type: 'sales', id: 'seller', url: agentUrl, jwks_uri: `${agentUrl}/.well-known/jwks.json` }] },
-          });
-        },
-      });
-    },
-  })();
 
 interface Parties {
   seller: TestServer;
@@ -55,7 +35,14 @@ forEachDatabase<Parties>(
     const seller = await startServer(
       adapter,
       `${schema}_s`,
-      [signerKeyring(), signerHmac(), brandJson(), crawlerHttp({ allowlist: ['127.0.0.1'] }), webhooks({ outbox: { workers: false, allowHttp: true } })],
+      [
+        signerKeyring(),
+        signerHmac(),
+        // The seller publishes its operator brand.json pointing at its JWKS (normally on the operator's domain).
+        operatorBrandJson({ type: 'sales', id: 'seller', domain: 'seller.test', path: '' }),
+        crawlerHttp({ allowlist: ['127.0.0.1'] }),
+        webhooks({ outbox: { workers: false, allowHttp: true } }),
+      ],
       { env },
     );
     const events: ReceivedWebhook[] = [];

@@ -1,55 +1,25 @@
 import { defaultIds } from '../../core/ports/ids.ts';
 import { expect } from 'bun:test';
-import { assemble } from '../../core/deployment.ts';
-import { definePreset, type PluginEntry } from '../../core/config.ts';
+import type { PluginEntry } from '../../core/config.ts';
 import type { Token } from '../../core/token.ts';
-import { serve } from '../../hosts/serve.ts';
 import { Database } from '../../core/ports/database.ts';
 import type { Tier } from '../../core/ports/auth.ts';
 import { createOrganization, createUser } from '../../plugins/auth/store.ts';
 import { setPassword } from '../../plugins/oauth/index.ts';
-import { storagePlugin, type AdapterName } from '../support/db.ts';
-import type { TestServer } from '../support/server.ts';
+import type { AdapterName } from '../support/db.ts';
+import { freePort, startServer, type TestServer } from '../support/server.ts';
 
-/** A free loopback port (the issuer and token audiences name the deployment's URL, so it is fixed before start). */
-export async function freePort(): Promise<number> {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
-  const port = probe.port!;
-  await probe.stop(true);
-  return port;
-}
+export { freePort } from '../support/server.ts';
 
-/** Like startServer, on a known port with PUBLIC_URL set to it. */
-export async function startAt(
+/** Like startServer, on a known port with PUBLIC_URL set to it (the issuer and token audiences name the deployment's URL). */
+export function startAt(
   adapter: AdapterName,
   schema: string,
   plugins: readonly PluginEntry[],
   options: { env?: Record<string, string>; overrides?: ReadonlyArray<[Token<any>, unknown]> } = {},
 ): Promise<TestServer> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const storage = await storagePlugin(adapter, schema);
-  const deployment = await assemble(definePreset({ name: `test-${schema}`, plugins: [storage, ...plugins] }), {
-    env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', PUBLIC_URL: base, ...options.env },
-    overrides: options.overrides,
-  });
-  const server = await serve(deployment, { port, hostname: '127.0.0.1' });
-  return {
-    deployment,
-    server,
-    base,
-    fetch(path, init = {}) {
-      const headers = new Headers(init.headers);
-      if (init.token) headers.set('authorization', `Bearer ${init.token}`);
-      let body = init.body;
-      if (init.json !== undefined) {
-        headers.set('content-type', 'application/json');
-        body = JSON.stringify(init.json);
-      }
-      return fetch(base + path, { ...init, headers, body });
-    },
-    close: () => server.close(),
-  };
+  const port = freePort();
+  return startServer(adapter, schema, plugins, { ...options, port, env: { PUBLIC_URL: `http://127.0.0.1:${port}`, ...options.env } });
 }
 
 let n = 0;

@@ -31,6 +31,7 @@ export function accountScenarios(deps: AccountsDeps): TestScenario[] {
         return deps.db.transaction(async (tx) => {
           const a = await sandboxAccount(tx, principal, params.account_id);
           if (!a.sandbox && !deps.options.sandbox) throw new ScenarioError('FORBIDDEN', `Account ${a.account_id} is not a sandbox account`, a.status);
+          deps.cache?.changing(a.account_id);
           await tx.query(
             sql`UPDATE sales_accounts SET status = ${params.status}::text, updated_at = ${deps.clock.now()}::timestamptz WHERE account_id = ${a.account_id}::text`,
           );

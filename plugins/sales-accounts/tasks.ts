@@ -71,6 +71,7 @@ export function syncAccountsTask(deps: AccountsDeps) {
             row = { ...existing, billing: a.billing, payment_terms: a.payment_terms ?? existing.payment_terms };
             action = 'updated';
             if (!input.dry_run) {
+              deps.cache?.changing(row.account_id);
               await tx.query(sql`UPDATE sales_accounts SET billing = ${row.billing}::text, payment_terms = ${row.payment_terms}::text, updated_at = ${now}::timestamptz
                 WHERE account_id = ${row.account_id}::text`);
             }

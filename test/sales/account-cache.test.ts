@@ -139,6 +139,25 @@ describe('account cache, without a database', () => {
     expect(cache.get('acc_2')).toBeUndefined();
   });
 
+  test("an account this instance is changing is not kept until the change is announced, nor past a rolled-back change's hold", async () => {
+    let now = 0;
+    const cache = new AccountCache(100, 60_000, 5_000, () => now);
+    await cache.load(async () => row);
+    cache.changing('acc_1');
+    expect(cache.get('acc_1')).toBeUndefined();
+    // A read between the change's commit and its announcement (or one before the commit) is answered, not kept.
+    await cache.load(async () => row);
+    expect(cache.get('acc_1')).toBeUndefined();
+    cache.invalidate('acc_1');
+    await cache.load(async () => ({ ...row, status: 'suspended' }));
+    expect(cache.get('acc_1')?.status).toBe('suspended');
+    // A change that rolled back is never announced: the hold ends on its own.
+    cache.changing('acc_1');
+    now += 5_001;
+    await cache.load(async () => row);
+    expect(cache.get('acc_1')).toEqual(row);
+  });
+
   test('a natural key whose account was read again under another key leads nowhere', async () => {
     const cache = new AccountCache();
     await cache.load(async () => row);

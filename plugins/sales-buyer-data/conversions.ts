@@ -3,6 +3,7 @@ import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { Conversion } from '../../core/ports/ad-server.ts';
+import type { Queryable } from '../../core/ports/database.ts';
 import type { BuyerDataDeps } from './deps.ts';
 import { accountRef, timestamp, versionFields } from '../../lib/adcp/request-fields.ts';
 import { findPlaintextPii, SHA256_HEX } from './pii.ts';
@@ -206,10 +207,14 @@ export function logEventTask(deps: BuyerDataDeps) {
       test_event_code: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
       events: v.pipe(v.array(event, 'must be an array of events'), v.minLength(1, 'must not be empty'), v.maxLength(10_000, 'accepts at most 10000 events')),
     }),
-    async handler({ input, principal, clock }) {
+    // Database only (attribution writes through the ad server's port, in the call's transaction): one
+    // commit for the events, their conversions and the idempotency record.
+    transactional: true,
+    async handler({ input, principal, clock, tx }) {
       const owner = principal.orgId;
       const now = clock.now();
-      const [source] = await deps.db.query<{ account_id: string; event_types: string[] | null }>(
+      const q = tx ?? deps.db;
+      const [source] = await q.query<{ account_id: string; event_types: string[] | null }>(
         sql`SELECT account_id, event_types FROM sales_event_sources WHERE owner = ${owner}::text AND event_source_id = ${input.event_source_id}::text`,
       );
       if (!source) {
@@ -238,6 +243,7 @@ export function logEventTask(deps: BuyerDataDeps) {
       }
       const processed = await storeEvents(
         deps,
+        tx ?? null,
         owner,
         { event_source_id: input.event_source_id, account_id: source.account_id },
         accepted.map((e) => ({
@@ -279,37 +285,37 @@ export interface StoredEvent {
 /**
  * Store events of one source in one statement (an event_id the source logged before is skipped) and
  * have the ad server attribute the new ones to the account's buys serving at their times (test
- * events are kept, not attributed). Returns how many were new.
+ * events are kept, not attributed). Returns how many were new. In `tx` when given, else in a transaction of its own.
  */
 export async function storeEvents(
   deps: BuyerDataDeps,
+  tx: Queryable | null,
   owner: string,
   source: { event_source_id: string; account_id: string },
   events: readonly StoredEvent[],
   test: boolean,
   now: Date,
 ): Promise<number> {
-  return deps.db.transaction(async (tx) => {
-    const inserted = await tx.query<{
-      event_id: string;
-    }>(sql`INSERT INTO sales_events (owner, event_source_id, event_id, event_type, event_time, value, currency, test, received_at)
+  if (!tx) return deps.db.transaction((own) => storeEvents(deps, own, owner, source, events, test, now));
+  const inserted = await tx.query<{
+    event_id: string;
+  }>(sql`INSERT INTO sales_events (owner, event_source_id, event_id, event_type, event_time, value, currency, test, received_at)
       SELECT ${owner}::text, ${source.event_source_id}::text, x.event_id, x.event_type, x.event_time, x.value, x.currency, ${test}::boolean, ${now}::timestamptz
       FROM jsonb_to_recordset(${events}::jsonb) AS x(event_id text, event_type text, event_time timestamptz, value numeric, currency text)
       ON CONFLICT (owner, event_source_id, event_id) DO NOTHING RETURNING event_id`);
-    const fresh = new Set(inserted.map((r) => r.event_id));
-    if (test || !fresh.size) return fresh.size;
-    // Attribution happens in the ad server, to lines of the account's buys serving at the event times.
-    const kept = events.filter((e) => fresh.has(e.event_id));
-    const times = kept.map((e) => new Date(e.event_time).getTime());
-    const buys = await deps.mediaBuys.servingBetween(tx, source.account_id, new Date(Math.min(...times)), new Date(Math.max(...times)));
-    const conversions: Conversion[] = kept.map((e) => ({
-      key: `${owner}:${source.event_source_id}:${e.event_id}`,
-      eventType: e.event_type,
-      at: new Date(e.event_time),
-      ...(e.value !== null ? { value: e.value } : {}),
-      ...(e.currency ? { currency: e.currency } : {}),
-    }));
-    if (buys.length) await deps.adServer.recordConversions(tx, buys, conversions);
-    return fresh.size;
-  });
+  const fresh = new Set(inserted.map((r) => r.event_id));
+  if (test || !fresh.size) return fresh.size;
+  // Attribution happens in the ad server, to lines of the account's buys serving at the event times.
+  const kept = events.filter((e) => fresh.has(e.event_id));
+  const times = kept.map((e) => new Date(e.event_time).getTime());
+  const buys = await deps.mediaBuys.servingBetween(tx, source.account_id, new Date(Math.min(...times)), new Date(Math.max(...times)));
+  const conversions: Conversion[] = kept.map((e) => ({
+    key: `${owner}:${source.event_source_id}:${e.event_id}`,
+    eventType: e.event_type,
+    at: new Date(e.event_time),
+    ...(e.value !== null ? { value: e.value } : {}),
+    ...(e.currency ? { currency: e.currency } : {}),
+  }));
+  if (buys.length) await deps.adServer.recordConversions(tx, buys, conversions);
+  return fresh.size;
 }

@@ -59,6 +59,7 @@ export function pixelRoute(deps: BuyerDataDeps): HttpRoute {
       const now = deps.clock.now();
       await storeEvents(
         deps,
+        null,
         source.owner,
         source,
         [

@@ -2,7 +2,6 @@ import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { CreativeUpload, PreparedCreative } from '../../core/ports/seller-creatives.ts';
-import { canonicalJson } from '../../lib/canonical-json.ts';
 import { formatKey, structuredFormatId } from '../../lib/adcp/format-ids.ts';
 import type { CreativesDeps } from './deps.ts';
 
@@ -42,7 +41,11 @@ export async function prepareCreatives(deps: Pick<CreativesDeps, 'formats'>, cre
   return prepared;
 }
 
-/** Upsert creatives into the account's library; returns each one's action. */
+/**
+ * Upsert creatives into the account's library in one statement; returns each one's action. A creative
+ * whose name, format and assets (jsonb equality: member order aside) and tags are unchanged is left as it is
+ * (still locked by the upsert, as a concurrent sync of it must wait).
+ */
 export async function writeCreatives(
   tx: Queryable,
   owner: string,
@@ -50,31 +53,25 @@ export async function writeCreatives(
   prepared: readonly PreparedCreative[],
   now: Date,
 ): Promise<Map<string, 'created' | 'updated' | 'unchanged'>> {
-  const actions = new Map<string, 'created' | 'updated' | 'unchanged'>();
-  for (const p of prepared) {
-    const c = p.input;
-    const tags = c.tags ?? [];
-    const [old] = await tx.query<{ name: string; format_key: string; assets: unknown; tags: string[] }>(sql`
-      SELECT name, format_key, assets, tags FROM sales_creatives WHERE account_id = ${accountId}::text AND creative_id = ${c.creative_id}::text FOR UPDATE`);
-    if (!old) {
-      await tx.query(sql`
-        INSERT INTO sales_creatives (account_id, creative_id, owner, name, format_id, format_key, assets, tags, status, created_at, updated_at)
-        VALUES (${accountId}::text, ${c.creative_id}::text, ${owner}::text, ${c.name}::text, ${p.format}::jsonb, ${p.key}::text, ${c.assets}::jsonb,
-                ${tags}::text[], 'approved', ${now}::timestamptz, ${now}::timestamptz)`);
-      actions.set(c.creative_id, 'created');
-      continue;
-    }
-    const same =
-      old.name === c.name &&
-      old.format_key === p.key &&
-      canonicalJson(old.assets) === canonicalJson(c.assets) &&
-      canonicalJson(old.tags) === canonicalJson(tags);
-    if (!same) {
-      await tx.query(sql`UPDATE sales_creatives SET name = ${c.name}::text, format_id = ${p.format}::jsonb, format_key = ${p.key}::text, assets = ${c.assets}::jsonb,
-        tags = ${tags}::text[], updated_at = ${now}::timestamptz WHERE account_id = ${accountId}::text AND creative_id = ${c.creative_id}::text`);
-    }
-    actions.set(c.creative_id, same ? 'unchanged' : 'updated');
-  }
+  const rows = prepared.map((p) => ({
+    creative_id: p.input.creative_id,
+    name: p.input.name,
+    format_id: p.format,
+    format_key: p.key,
+    assets: p.input.assets,
+    tags: p.input.tags ?? [],
+  }));
+  // xmax is 0 on a row this statement inserted, the locking transaction's id on one it updated.
+  const written = await tx.query<{ creative_id: string; created: boolean }>(sql`
+    INSERT INTO sales_creatives AS s (account_id, creative_id, owner, name, format_id, format_key, assets, tags, status, created_at, updated_at)
+    SELECT ${accountId}::text, x.creative_id, ${owner}::text, x.name, x.format_id, x.format_key, x.assets, x.tags, 'approved', ${now}::timestamptz, ${now}::timestamptz
+    FROM jsonb_to_recordset(${rows}::jsonb) AS x(creative_id text, name text, format_id jsonb, format_key text, assets jsonb, tags text[])
+    ON CONFLICT (account_id, creative_id) DO UPDATE SET name = EXCLUDED.name, format_id = EXCLUDED.format_id, format_key = EXCLUDED.format_key,
+      assets = EXCLUDED.assets, tags = EXCLUDED.tags, updated_at = EXCLUDED.updated_at
+    WHERE (s.name, s.format_key, s.assets, s.tags) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.format_key, EXCLUDED.assets, EXCLUDED.tags)
+    RETURNING s.creative_id, (s.xmax = 0) AS created`);
+  const actions = new Map<string, 'created' | 'updated' | 'unchanged'>(prepared.map((p) => [p.input.creative_id, 'unchanged']));
+  for (const w of written) actions.set(w.creative_id, w.created ? 'created' : 'updated');
   return actions;
 }
 

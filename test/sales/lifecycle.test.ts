@@ -79,6 +79,20 @@ forEachDatabase<SalesWorld>(
       // Same creative again: unchanged.
       const resync = await c.call('sync_creatives', { idempotency_key: key(), account: { account_id: acc }, creatives: [video('life_spot')] });
       expect(resync.body.creatives[0].action).toBe('unchanged');
+      // The assets' members in another order are the same creative; a new name updates it, next to a created one.
+      const { video: asset } = video('life_spot').assets;
+      const reordered = { ...video('life_spot'), assets: { video: Object.fromEntries(Object.entries(asset).reverse()) } };
+      const again = await c.call('sync_creatives', { idempotency_key: key(), account: { account_id: acc }, creatives: [reordered] });
+      expect(again.body.creatives[0].action).toBe('unchanged');
+      const renamed = await c.call('sync_creatives', {
+        idempotency_key: key(),
+        account: { account_id: acc },
+        creatives: [{ ...video('life_spot'), name: 'Life spot' }, video('life_spot_b')],
+      });
+      expect(renamed.body.creatives.map((x: any) => [x.creative_id, x.action])).toEqual([
+        ['life_spot', 'updated'],
+        ['life_spot_b', 'created'],
+      ]);
       const listed = await c.call('list_creatives', { filters: { media_buy_ids: [id] }, include_assignments: true });
       expect(bothVersionsErrors('creative/list-creatives-response.json', listed.body)).toEqual([]);
       expect(listed.body.creatives.map((x: any) => [x.creative_id, x.assignments.assignment_count])).toEqual([['life_spot', 1]]);

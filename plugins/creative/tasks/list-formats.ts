@@ -113,7 +113,10 @@ export function listFormatsTask(ctx: CreativeContext) {
       body.pagination = page.length > limit && last ? { has_more: true, cursor: encodeCursor(last.position, last.id) } : { has_more: false };
       // The formats' JSON is serialized once per catalog copy and shared by every answer that lists them.
       const formats: JsonPart[] = [OPEN];
-      shown.forEach((e, i) => formats.push(...(i ? [COMMA] : []), pieceOf(e.wire)));
+      for (const [i, e] of shown.entries()) {
+        if (i) formats.push(COMMA);
+        formats.push(pieceOf(e.wire));
+      }
       formats.push(CLOSE);
       return declareMembers(body, { formats });
     },

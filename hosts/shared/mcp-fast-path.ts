@@ -1,5 +1,6 @@
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js';
+import { prebuiltJson } from '../../lib/prebuilt-json.ts';
 import { INTERNAL_ERROR, INVALID_PARAMS, LATEST_PROTOCOL_VERSION, sdkTypes, SUPPORTED_PROTOCOL_VERSIONS } from './mcp-protocol.ts';
 
 /**
@@ -106,24 +107,29 @@ function resultOf(handlers: FastHandlers, p: Exclude<FastPlan, { kind: 'notifica
   return handlers.callTool(p.params).then(toolResult);
 }
 
-/** Tool results whose structuredContent serializes to exactly their one text content (see mirroredResult). */
-const mirrored = new WeakSet<object>();
+/**
+ * Tool results whose structuredContent serializes to exactly their one text content (see mirroredResult),
+ * with that text's escaped form when it was built ahead (lib/prebuilt-json.ts).
+ */
+const mirrored = new WeakMap<object, string | undefined>();
 
 /**
  * `{content: [{type: 'text', text}], structuredContent, isError?}` where `text` is
  * `JSON.stringify(structuredContent)`: the answer reuses `text` instead of serializing the payload twice.
  */
 export function mirroredResult(structuredContent: unknown, isError: boolean): Record<string, unknown> {
-  const result: Record<string, unknown> = { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
+  const prebuilt = prebuiltJson(structuredContent);
+  const result: Record<string, unknown> = { content: [{ type: 'text', text: prebuilt?.json ?? JSON.stringify(structuredContent) }], structuredContent };
   if (isError) result.isError = true;
-  mirrored.add(result);
+  mirrored.set(result, prebuilt?.quoted);
   return result;
 }
 
 /** JSON.stringify({result, jsonrpc, id}) for a mirrored result, with the payload serialized once. */
 function mirroredMessage(result: Record<string, unknown>, id: unknown): string {
   const text = (result.content as [{ text: string }])[0].text;
-  return `{"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text}${result.isError ? ',"isError":true' : ''}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
+  const quoted = mirrored.get(result);
+  return `{"result":{"content":[{"type":"text","text":${quoted === undefined ? JSON.stringify(text) : `"${quoted}"`}}],"structuredContent":${text}${result.isError ? ',"isError":true' : ''}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
 }
 
 /** The JSON-RPC response message of a result, members in the SDK's order (protocol.js `_onrequest`). */

@@ -12,6 +12,7 @@ import { deferForcedProducts, takeForcedArm } from './forced-arms.ts';
 import { expireForcedRead } from '../../lib/adcp/sandbox-directives.ts';
 import { listDomains, listEntries } from './list-targeting.ts';
 import { packageMinimum } from './buys/packages.ts';
+import { declareMembers, JsonPiece, type JsonPart } from '../../lib/prebuilt-json.ts';
 
 const DELIVERY_TYPES = ['guaranteed', 'non_guaranteed'] as const;
 const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`));
@@ -96,14 +97,30 @@ export function reportingCapabilities(deps: SalesDeps): Json {
   };
 }
 
+/** A product's members that no request changes, serialized once: its JSON up to `"forecast":`, and the values it was made from. */
+interface ProductHead {
+  from: readonly unknown[];
+  piece: JsonPiece;
+}
+
+/** Most product heads kept (a catalog's products): past it they are forgotten and serialized again when next answered. */
+const MAX_HEADS = 10_000;
+const REPORTING_KEY = JsonPiece.text(',"reporting_capabilities":');
+const RELEVANCE_KEY = JsonPiece.text(',"brief_relevance":');
+const CLOSE = JsonPiece.text('}');
+const [OPEN_LIST, COMMA, CLOSE_LIST] = ['[', ',', ']'].map(JsonPiece.text) as [JsonPiece, JsonPiece, JsonPiece];
+
 /**
- * A product as get_products answers it. What no request changes is worked out once: the reporting
- * capabilities, and the pricing options per list of them (an adapter's values; inventory-db's are
- * its catalog copy's, shared by every product that has them). `generatedAt` is the call's.
+ * A product as get_products answers it, with its JSON (lib/prebuilt-json.ts). What no request
+ * changes is worked out once: the reporting capabilities, the pricing options per list of them (an
+ * adapter's values; inventory-db's are its catalog copy's, shared by every product that has them),
+ * and the serialized members before the forecast per product, kept while the product's values are
+ * the same ones (a catalog copy's are read-only; a reload brings new ones). `generatedAt` is the call's.
  */
 function productRenderer(deps: SalesDeps) {
   const pricing = new WeakMap<readonly PricingOption[], Json[]>();
-  let reporting: Json | undefined;
+  const heads = new Map<string, ProductHead>();
+  let reporting: { value: Json; piece: JsonPiece } | undefined;
   const pricingOf = (options: readonly PricingOption[]): Json[] => {
     const known = pricing.get(options);
     if (known) return known;
@@ -114,8 +131,19 @@ function productRenderer(deps: SalesDeps) {
     pricing.set(options, out);
     return out;
   };
-  return (p: RankedProduct, forecast: ForecastRequest, generatedAt: string): Json => {
+  const headOf = (out: Json, p: RankedProduct): JsonPiece => {
+    const from = [p.name, p.description, p.publisher_properties, p.channels, p.format_ids, p.delivery_type, p.pricing_options];
+    const known = heads.get(p.product_id);
+    if (known && known.from.every((x, i) => x === from[i])) return known.piece;
+    const { forecast: _f, reporting_capabilities: _r, brief_relevance: _b, ...head } = out;
+    const piece = JsonPiece.text(`${JSON.stringify(head).slice(0, -1)},"forecast":`);
+    if (heads.size >= MAX_HEADS) heads.clear();
+    heads.set(p.product_id, { from, piece });
+    return piece;
+  };
+  return (p: RankedProduct, forecast: ForecastRequest, generatedAt: string, parts: JsonPart[]): Json => {
     const f = deps.inventory.forecast(p, forecast);
+    reporting ??= { value: reportingCapabilities(deps), piece: JsonPiece.of(reportingCapabilities(deps)) };
     const out: Json = {
       product_id: p.product_id,
       name: p.name,
@@ -132,9 +160,12 @@ function productRenderer(deps: SalesDeps) {
         points: [{ budget: f.budget, metrics: { impressions: f.impressions, clicks: f.clicks } }],
         generated_at: generatedAt,
       },
-      reporting_capabilities: (reporting ??= reportingCapabilities(deps)),
+      reporting_capabilities: reporting.value,
     };
     if (p.brief_relevance) out.brief_relevance = p.brief_relevance;
+    parts.push(headOf(out, p), JSON.stringify(out.forecast), REPORTING_KEY, reporting.piece);
+    if (p.brief_relevance) parts.push(RELEVANCE_KEY, JSON.stringify(p.brief_relevance));
+    parts.push(CLOSE);
     return out;
   };
 }
@@ -233,8 +264,13 @@ export function getProductsTask(deps: SalesDeps) {
       const missing = (proposals?.productIds ?? []).filter((id) => !page.products.some((p) => p.product_id === id));
       const extra = missing.length ? [...(await deps.inventory.get(missing, principal.orgId)).values()] : [];
       const generatedAt = deps.clock.now().toISOString();
+      // The products' JSON from their serialized heads (lib/prebuilt-json.ts).
+      const products: JsonPart[] = [OPEN_LIST];
       const body: Json = {
-        products: [...page.products, ...extra].map((p) => renderProduct(p, { budget, ...flight }, generatedAt)),
+        products: [...page.products, ...extra].map((p, i) => {
+          if (i) products.push(COMMA);
+          return renderProduct(p, { budget, ...flight }, generatedAt, products);
+        }),
         cache_scope: input.account ? 'account' : 'public',
         pagination: {
           has_more: !!page.cursor,
@@ -246,7 +282,8 @@ export function getProductsTask(deps: SalesDeps) {
       if (applied.length) body.refinement_applied = applied;
       if (input.property_list) body.property_list_applied = true;
       if (deps.options.sandbox) body.sandbox = true;
-      return body;
+      products.push(CLOSE_LIST);
+      return declareMembers(body, { products });
     },
     resume: expireForcedRead,
   });

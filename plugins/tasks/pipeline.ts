@@ -23,6 +23,7 @@ import type { RequestVerifierPort } from '../../core/ports/request-verifier.ts';
 import type { TaskRepository } from './store.ts';
 import { DatabaseUnavailableError, type DatabasePort, type Queryable } from '../../core/ports/database.ts';
 import { payloadHash } from '../../lib/canonical-json.ts';
+import { declareJson, declaredMembers, JsonPiece } from '../../lib/prebuilt-json.ts';
 import { enforceRateLimits, operationPipeline } from '../../core/operation.ts';
 import type { RateLimiterPort } from '../../core/ports/rate-limit.ts';
 import { standardErrorCode } from '../../lib/adcp/error-codes.ts';
@@ -424,9 +425,22 @@ function answer(c: Call, result: Json | Deferral, keep: Keep | null, tx: Queryab
   if (isDeferral(result)) return recordDeferral(c, result, keep, tx);
   const body: Json = { status: 'completed', ...result };
   if (c.ctx.context) body.context = c.ctx.context;
+  carryJson(result, body);
   const outcome: TaskOutcome = { ok: true, status: 'completed', body, task: c.task };
   // A read keeps nothing: no await.
   return keep ? keepResponse(c, keep, body, tx ?? undefined).then(() => outcome) : Promise.resolve(outcome);
+}
+
+const STATUS_COMPLETED = JsonPiece.text('"status":"completed"');
+const COMMA = JsonPiece.text(',');
+
+/** A result's declared JSON (lib/prebuilt-json.ts) carried over to the body wrapping it (`{status, ...result, context}`). */
+function carryJson(result: Json, body: Json): void {
+  const members = declaredMembers(result);
+  if (!members || 'status' in result || 'context' in result) return;
+  const parts = [STATUS_COMPLETED, ...(members.length ? [COMMA, ...members] : [])];
+  if (body.context) parts.push(`,"context":${JSON.stringify(body.context)}`);
+  declareJson(body, parts);
 }
 
 /** The principal `admit` resolved; without a credential only `optional` tasks run (as the anonymous caller). */

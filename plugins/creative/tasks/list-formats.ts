@@ -6,6 +6,7 @@ import { FORMAT_TYPES } from '../formats.ts';
 import { ASSET_TYPES } from '../manifest.ts';
 import { localFormatIds, type CreativeContext } from '../context.ts';
 import { seededPage, seedScope } from '../seeded-formats.ts';
+import { declareMembers, JsonPiece, type JsonPart } from '../../../lib/prebuilt-json.ts';
 
 const pixels = v.optional(v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(100_000)));
 
@@ -49,6 +50,15 @@ function decodeCursor(cursor: string): { position: number; id: string } {
     // fall through
   }
   throw new ProtocolError('INVALID_REQUEST', 'pagination.cursor: is not a cursor this agent issued', { field: 'pagination.cursor' });
+}
+
+/** A format's JSON, serialized once per definition (the catalog's are read-only; a reload brings new ones). */
+const pieces = new WeakMap<object, JsonPiece>();
+const [OPEN, COMMA, CLOSE] = ['[', ',', ']'].map(JsonPiece.text) as [JsonPiece, JsonPiece, JsonPiece];
+function pieceOf(wire: object): JsonPiece {
+  let piece = pieces.get(wire);
+  if (!piece) pieces.set(wire, (piece = JsonPiece.of(wire)));
+  return piece;
 }
 
 export function listFormatsTask(ctx: CreativeContext) {
@@ -96,11 +106,19 @@ export function listFormatsTask(ctx: CreativeContext) {
               after: input.pagination?.cursor ? decodeCursor(input.pagination.cursor) : undefined,
               limit: limit + 1,
             });
-      body.formats = page.slice(0, limit).map((e) => e.wire);
+      const shown = page.slice(0, limit);
+      body.formats = shown.map((e) => e.wire);
       if (ctx.creativeAgents.length) body.creative_agents = ctx.creativeAgents;
       const last = page[limit - 1];
       body.pagination = page.length > limit && last ? { has_more: true, cursor: encodeCursor(last.position, last.id) } : { has_more: false };
-      return body;
+      // The formats' JSON is serialized once per catalog copy and shared by every answer that lists them.
+      const formats: JsonPart[] = [OPEN];
+      for (const [i, e] of shown.entries()) {
+        if (i) formats.push(COMMA);
+        formats.push(pieceOf(e.wire));
+      }
+      formats.push(CLOSE);
+      return declareMembers(body, { formats });
     },
   });
 }

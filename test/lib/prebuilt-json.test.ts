@@ -1,0 +1,25 @@
+import { describe, expect, test } from 'bun:test';
+import { declareJson, declareMembers, declaredMembers, JsonPiece, prebuiltJson } from '../../lib/prebuilt-json.ts';
+
+describe('prebuilt JSON', () => {
+  test('declared members give JSON.stringify of the object and, escaped, JSON.stringify of that text', () => {
+    const shared = { name: 'quote " backslash \\ line\nbreak — \u2028', list: [1, 'a'] };
+    const piece = JsonPiece.of(shared);
+    const value = declareMembers({ a: 1, skipped: undefined, shared, b: 'x"y', c: null }, { shared: [piece] });
+    const built = prebuiltJson(value)!;
+    expect(built.json).toBe(JSON.stringify(value));
+    expect(`"${built.quoted}"`).toBe(JSON.stringify(JSON.stringify(value)));
+  });
+
+  test("pieces and this call's strings mix; an object without a declaration has none", () => {
+    const value = declareJson({ k: [{ v: 'é' }] }, ['"k":[', JsonPiece.text('{"v":"é"}'), ']']);
+    expect(prebuiltJson(value)).toEqual({ json: JSON.stringify(value), quoted: JSON.stringify(JSON.stringify(value)).slice(1, -1) });
+    expect(declaredMembers({})).toBeUndefined();
+    expect(prebuiltJson({ a: 1 })).toBeUndefined();
+  });
+
+  test('under bun test a declaration that does not match its object fails loudly', () => {
+    const value = declareJson({ a: 1 }, ['"a":2']);
+    expect(() => prebuiltJson(value)).toThrow(/differs/);
+  });
+});

@@ -27,8 +27,6 @@ const KEY_NAME = 'preview-link';
 /** Plaintext's first byte: the layout version and whether the JSON is deflated. */
 const RAW = 1;
 const DEFLATED = 2;
-/** Below this many bytes of JSON deflate saves too little for its cost. */
-const DEFLATE_FROM = 320;
 /** Inflated size a sealed link can never exceed (its URL is at most MAX_LINK_URL). */
 const MAX_PLAIN = 64 * 1024;
 
@@ -73,16 +71,27 @@ export class PreviewLinks {
     }));
   }
 
-  /** The id for `link` expiring at `expiresAt`, with the key from ready(). */
-  static seal(key: Buffer, link: PreviewLink, expiresAt: Date): string {
+  /**
+   * The id for `link` expiring at `expiresAt`, with the key from ready(); undefined when even
+   * deflated it is longer than `maxLength` (the preview is then stored). Deflate runs only when the
+   * plain JSON does not fit: it costs more than the rest of sealing together.
+   */
+  static seal(key: Buffer, link: PreviewLink, expiresAt: Date, maxLength: number): string | undefined {
     const exp = Math.floor(expiresAt.getTime() / 1000).toString(36);
     const json = Buffer.from(JSON.stringify(link));
-    const deflate = json.length >= DEFLATE_FROM;
-    const body = deflate ? deflateRawSync(json, { level: 1 }) : json;
+    // base64url length of iv + flag + body + tag, after `{exp}.`
+    const length = (body: number) => exp.length + 1 + Math.ceil(((12 + 1 + body + 16) * 4) / 3);
+    let flag = RAW;
+    let body: Uint8Array = json;
+    if (length(json.length) > maxLength) {
+      body = deflateRawSync(json);
+      if (length(body.length) > maxLength) return undefined;
+      flag = DEFLATED;
+    }
     const iv = crypto.getRandomValues(new Uint8Array(12));
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(Buffer.from(exp));
-    const parts = [iv, cipher.update(Buffer.of(deflate ? DEFLATED : RAW)), cipher.update(body), cipher.final(), cipher.getAuthTag()];
+    const parts = [iv, cipher.update(Buffer.of(flag)), cipher.update(body), cipher.final(), cipher.getAuthTag()];
     return `${exp}.${b64(Buffer.concat(parts))}`;
   }
 

@@ -122,13 +122,23 @@ forEachDatabase<Env>(
       const long = { asset_type: 'text', content: Buffer.from(crypto.getRandomValues(new Uint8Array(2400))).toString('base64') };
       const { body } = await restClient(get().a.server, TOKEN).call('preview_creative', {
         request_type: 'batch',
-        requests: [{ creative_manifest: nativeManifest({ description: long }) }, { creative_manifest: nativeManifest() }],
+        requests: [
+          { creative_manifest: nativeManifest({ description: long }) },
+          { creative_manifest: nativeManifest() },
+          // Too long as plain JSON, short once deflated.
+          { creative_manifest: nativeManifest({ description: { asset_type: 'text', content: 'Faster than the road runner. '.repeat(100) } }) },
+        ],
       });
-      const [big, small] = ids(body);
+      const [big, small, deflated] = ids(body);
       expect(big).toMatch(STORED_ID);
       expect(small).toMatch(LINK_ID);
+      expect(deflated).toMatch(LINK_ID);
+      expect(deflated!.length).toBeLessThan(2000);
       expect(await rows()).toBe(before + 1);
-      for (const base of bases()) expect((await page(base, STORED_ID.exec(big!)![1]!)).html).toContain(long.content);
+      for (const base of bases()) {
+        expect((await page(base, STORED_ID.exec(big!)![1]!)).html).toContain(long.content);
+        expect((await page(base, LINK_ID.exec(deflated!)![1]!)).html).toContain('Faster than the road runner. '.repeat(100).trim());
+      }
     });
 
     test('instances making the key at once all get the one kept', async () => {

@@ -121,16 +121,14 @@ export function previewCreativeTask(ctx: CreativeContext) {
           preview_html: html,
         };
       }
-      let id = '';
-      let url = '';
+      const base = `${ctx.publicUrl}/previews/`;
+      let id: string | undefined;
       if (linkable) {
         const { format: _f, ...rest } = view;
-        id = PreviewLinks.seal(key!, { ...rest, format: format!.definition.format_id.id }, expiresAt);
-        url = `${ctx.publicUrl}/previews/${id}`;
+        id = PreviewLinks.seal(key!, { ...rest, format: format!.definition.format_id.id }, expiresAt, MAX_LINK_URL - base.length);
       }
-      if (!linkable || url.length > MAX_LINK_URL) {
+      if (id === undefined) {
         id = newPreviewId(expiresAt);
-        url = `${ctx.publicUrl}/previews/${id}`;
         rows.push({
           id,
           principalId: principal.id,
@@ -141,6 +139,7 @@ export function previewCreativeTask(ctx: CreativeContext) {
           expiresAt,
         });
       }
+      const url = base + id;
       return {
         preview_id: id,
         renders: [

@@ -25,8 +25,8 @@ export interface PreviewLink {
 export const MAX_LINK_URL = 2000;
 const KEY_NAME = 'preview-link';
 /** Plaintext's first byte: the layout version and whether the JSON is deflated. */
-const RAW = 1;
-const DEFLATED = 2;
+const RAW = '1';
+const DEFLATED = '2';
 /** Inflated size a sealed link can never exceed (its URL is at most MAX_LINK_URL). */
 const MAX_PLAIN = 64 * 1024;
 
@@ -78,21 +78,25 @@ export class PreviewLinks {
    */
   static seal(key: Buffer, link: PreviewLink, expiresAt: Date, maxLength: number): string | undefined {
     const exp = Math.floor(expiresAt.getTime() / 1000).toString(36);
-    const json = Buffer.from(JSON.stringify(link));
+    const json = JSON.stringify(link);
     // base64url length of iv + flag + body + tag, after `{exp}.`
     const length = (body: number) => exp.length + 1 + Math.ceil(((12 + 1 + body + 16) * 4) / 3);
-    let flag = RAW;
-    let body: Uint8Array = json;
-    if (length(json.length) > maxLength) {
-      body = deflateRawSync(json);
+    let plain = Buffer.from(RAW + json);
+    if (length(plain.length - 1) > maxLength) {
+      const body = deflateRawSync(plain.subarray(1));
       if (length(body.length) > maxLength) return undefined;
-      flag = DEFLATED;
+      plain = Buffer.concat([Buffer.from(DEFLATED), body]);
     }
     const iv = crypto.getRandomValues(new Uint8Array(12));
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(Buffer.from(exp));
-    const parts = [iv, cipher.update(Buffer.of(flag)), cipher.update(body), cipher.final(), cipher.getAuthTag()];
-    return `${exp}.${b64(Buffer.concat(parts))}`;
+    const sealed = cipher.update(plain);
+    cipher.final();
+    const out = Buffer.allocUnsafe(12 + sealed.length + 16);
+    out.set(iv, 0);
+    out.set(sealed, 12);
+    out.set(cipher.getAuthTag(), 12 + sealed.length);
+    return `${exp}.${out.toString('base64url')}`;
   }
 
   /** The link an id holds, or null when it is not one of ours (malformed, altered, sealed with another key). Expiry is the caller's. */
@@ -104,7 +108,8 @@ export class PreviewLinks {
       decipher.setAAD(Buffer.from(exp));
       decipher.setAuthTag(bytes.subarray(bytes.length - 16));
       const plain = Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]);
-      const json = plain[0] === DEFLATED ? inflateRawSync(plain.subarray(1), { maxOutputLength: MAX_PLAIN }) : plain[0] === RAW ? plain.subarray(1) : null;
+      const flag = String.fromCharCode(plain[0]!);
+      const json = flag === DEFLATED ? inflateRawSync(plain.subarray(1), { maxOutputLength: MAX_PLAIN }) : flag === RAW ? plain.subarray(1) : null;
       return json ? (JSON.parse(json.toString()) as PreviewLink) : null;
     } catch {
       return null;

@@ -123,12 +123,15 @@ export function previewCreativeTask(ctx: CreativeContext) {
       }
       const base = `${ctx.publicUrl}/previews/`;
       let id: string | undefined;
+      let path: string | undefined;
       if (linkable) {
         const { format: _f, ...rest } = view;
-        id = PreviewLinks.seal(key!, { ...rest, format: format!.definition.format_id.id }, expiresAt, MAX_LINK_URL - base.length);
+        path = PreviewLinks.seal(key!, { ...rest, format: format!.definition.format_id.id }, expiresAt, MAX_LINK_URL - base.length);
+        // A short id of its own, as html previews have: the answer carries it three times, the long link twice.
+        id = crypto.randomUUID();
       }
-      if (id === undefined) {
-        id = newPreviewId(expiresAt);
+      if (path === undefined) {
+        id = path = newPreviewId(expiresAt);
         rows.push({
           id,
           principalId: principal.id,
@@ -139,9 +142,9 @@ export function previewCreativeTask(ctx: CreativeContext) {
           expiresAt,
         });
       }
-      const url = base + id;
+      const url = base + path;
       return {
-        preview_id: id,
+        preview_id: id!,
         renders: [
           {
             render_id: `${id}-primary`,

@@ -25,8 +25,12 @@ export interface PreviewLink {
 export const MAX_LINK_URL = 2000;
 const KEY_NAME = 'preview-link';
 /** Plaintext's first byte: the layout version and whether the JSON is deflated. */
-const RAW = '1';
-const DEFLATED = '2';
+const RAW = 1;
+const DEFLATED = 2;
+// Sealing is synchronous: one scratch buffer for the plaintext and one for the output serve every call.
+const scratch = Buffer.allocUnsafe(8192);
+const output = Buffer.allocUnsafe(8192);
+const encoder = new TextEncoder();
 /** Inflated size a sealed link can never exceed (its URL is at most MAX_LINK_URL). */
 const MAX_PLAIN = 64 * 1024;
 
@@ -79,36 +83,46 @@ export class PreviewLinks {
   static seal(key: Buffer, link: PreviewLink, expiresAt: Date, maxLength: number): string | undefined {
     const exp = Math.floor(expiresAt.getTime() / 1000).toString(36);
     const json = JSON.stringify(link);
-    // base64url length of iv + flag + body + tag, after `{exp}.`
-    const length = (body: number) => exp.length + 1 + Math.ceil(((12 + 1 + body + 16) * 4) / 3);
-    let plain = Buffer.from(RAW + json);
-    if (length(plain.length - 1) > maxLength) {
-      const body = deflateRawSync(plain.subarray(1));
-      if (length(body.length) > maxLength) return undefined;
-      plain = Buffer.concat([Buffer.from(DEFLATED), body]);
+    // Whether iv + plaintext + tag fit in base64url after `{exp}.`
+    const fits = (plain: number) => exp.length + 1 + Math.ceil(((12 + plain + 16) * 4) / 3) <= maxLength;
+    let plain: Uint8Array | undefined;
+    // A JSON string has at least as many bytes as characters, at most 3 per character.
+    if (fits(1 + json.length) && 1 + json.length * 3 <= scratch.length) {
+      scratch[0] = RAW;
+      const n = 1 + encoder.encodeInto(json, scratch.subarray(1)).written;
+      if (fits(n)) plain = scratch.subarray(0, n);
+    }
+    if (!plain) {
+      // More than open() inflates: stored.
+      if (Buffer.byteLength(json) > MAX_PLAIN) return undefined;
+      const body = deflateRawSync(json);
+      if (!fits(1 + body.length)) return undefined;
+      plain = Buffer.concat([Buffer.of(DEFLATED), body]);
     }
     const iv = crypto.getRandomValues(new Uint8Array(12));
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(Buffer.from(exp));
     const sealed = cipher.update(plain);
     cipher.final();
-    const out = Buffer.allocUnsafe(12 + sealed.length + 16);
+    const size = 12 + sealed.length + 16;
+    const out = size <= output.length ? output : Buffer.allocUnsafe(size);
     out.set(iv, 0);
     out.set(sealed, 12);
     out.set(cipher.getAuthTag(), 12 + sealed.length);
-    return `${exp}.${out.toString('base64url')}`;
+    return `${exp}.${out.toString('base64url', 0, size)}`;
   }
 
   /** The link an id holds, or null when it is not one of ours (malformed, altered, sealed with another key). Expiry is the caller's. */
   static open(key: Buffer, exp: string, sealed: string): PreviewLink | null {
     const bytes = Buffer.from(sealed, 'base64url');
-    if (bytes.length < 12 + 1 + 16) return null;
+    // One spelling per id: base64url's unused low bits of the last character may not vary.
+    if (bytes.length < 12 + 1 + 16 || bytes.toString('base64url') !== sealed) return null;
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, 12));
       decipher.setAAD(Buffer.from(exp));
       decipher.setAuthTag(bytes.subarray(bytes.length - 16));
       const plain = Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]);
-      const flag = String.fromCharCode(plain[0]!);
+      const flag = plain[0];
       const json = flag === DEFLATED ? inflateRawSync(plain.subarray(1), { maxOutputLength: MAX_PLAIN }) : flag === RAW ? plain.subarray(1) : null;
       return json ? (JSON.parse(json.toString()) as PreviewLink) : null;
     } catch {

@@ -8,7 +8,7 @@ import tasks from '../../plugins/tasks/index.ts';
 import idempotency from '../../plugins/idempotency/index.ts';
 import creative from '../../plugins/creative/index.ts';
 import restTasks from '../../hosts/rest/tasks.ts';
-import { loadLinkKey } from '../../plugins/creative/preview-links.ts';
+import { loadLinkKey, PreviewLinks, type PreviewLink } from '../../plugins/creative/preview-links.ts';
 import { PREVIEW_CSP } from '../../plugins/creative/render.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { restClient } from '../support/agent.ts';
@@ -150,3 +150,34 @@ forEachDatabase<Env>(
     });
   },
 );
+
+test('a sealed link opens only as sealed: any changed character, another key or a longer expiry fails', () => {
+  const key = Buffer.from(crypto.getRandomValues(new Uint8Array(32)));
+  const link: PreviewLink = {
+    format: 'native_standard',
+    assets: { title: { asset_type: 'text', content: 'Skates ✓ "quoted"' } },
+    variant: 'Default',
+    width: 300,
+    height: 250,
+  };
+  const expires = new Date('2031-05-01T13:00:00Z');
+  for (const text of ['x', 'x'.repeat(10), 'Faster. '.repeat(300)]) {
+    const want = { ...link, assets: { title: { asset_type: 'text', content: text } } };
+    const id = PreviewLinks.seal(key, want, expires, 1900)!;
+    expect(id.length).toBeLessThanOrEqual(1900);
+    const [exp, sealed] = id.split('.') as [string, string];
+    expect(exp).toBe((Date.parse('2031-05-01T13:00:00Z') / 1000).toString(36));
+    expect(PreviewLinks.open(key, exp, sealed)).toEqual(want);
+    expect(PreviewLinks.open(Buffer.from(crypto.getRandomValues(new Uint8Array(32))), exp, sealed)).toBeNull();
+    expect(PreviewLinks.open(key, (Number.parseInt(exp, 36) + 1).toString(36), sealed)).toBeNull();
+    for (let i = 0; i < sealed.length; i++) {
+      for (const c of ['A', 'B', '_']) {
+        const changed = sealed.slice(0, i) + c + sealed.slice(i + 1);
+        if (changed !== sealed) expect(PreviewLinks.open(key, exp, changed)).toBeNull();
+      }
+    }
+  }
+  // Incompressible and too long: no link (the preview is stored).
+  const noise = Buffer.from(crypto.getRandomValues(new Uint8Array(2000))).toString('base64');
+  expect(PreviewLinks.seal(key, { ...link, assets: { t: { asset_type: 'text', content: noise } } }, expires, 1900)).toBeUndefined();
+});

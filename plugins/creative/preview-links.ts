@@ -29,6 +29,7 @@ const RAW = 1;
 const DEFLATED = 2;
 // Sealing is synchronous: one scratch buffer for the plaintext and one for the output serve every call.
 const scratch = Buffer.allocUnsafe(8192);
+const scratchBody = scratch.subarray(1);
 const output = Buffer.allocUnsafe(8192);
 const encoder = new TextEncoder();
 /** Inflated size a sealed link can never exceed (its URL is at most MAX_LINK_URL). */
@@ -89,7 +90,7 @@ export class PreviewLinks {
     // A JSON string has at least as many bytes as characters, at most 3 per character.
     if (fits(1 + json.length) && 1 + json.length * 3 <= scratch.length) {
       scratch[0] = RAW;
-      const n = 1 + encoder.encodeInto(json, scratch.subarray(1)).written;
+      const n = 1 + encoder.encodeInto(json, scratchBody).written;
       if (fits(n)) plain = scratch.subarray(0, n);
     }
     if (!plain) {

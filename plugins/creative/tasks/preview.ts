@@ -92,7 +92,11 @@ export function previewCreativeTask(ctx: CreativeContext) {
       });
     }
     // Generation inputs are not part of a finished creative.
-    const { promoted_offerings: _p, ...assets } = manifest.assets as Json;
+    let assets = manifest.assets as Json;
+    if (Object.hasOwn(assets, 'promoted_offerings')) {
+      const { promoted_offerings: _p, ...rest } = assets;
+      assets = rest;
+    }
     const [format] = await resolveFormats(
       ctx,
       [{ ref, field: item.format_id ? `${prefix}format_id` : `${prefix}creative_manifest.format_id` }],
@@ -125,8 +129,8 @@ export function previewCreativeTask(ctx: CreativeContext) {
       let id: string | undefined;
       let path: string | undefined;
       if (linkable) {
-        const { format: _f, ...rest } = view;
-        path = PreviewLinks.seal(key!, { ...rest, format: format!.definition.format_id.id }, expiresAt, MAX_LINK_URL - base.length);
+        const link = { format: format!.definition.format_id.id, assets: view.assets, brand: view.brand, variant: view.variant, ...format!.size };
+        path = PreviewLinks.seal(key!, link, expiresAt, MAX_LINK_URL - base.length);
         // A short id of its own, as html previews have: the answer carries it three times, the long link twice.
         id = crypto.randomUUID();
       }

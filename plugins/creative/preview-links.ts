@@ -28,14 +28,17 @@ const KEY_NAME = 'preview-link';
 const RAW = 1;
 const DEFLATED = 2;
 // Sealing is synchronous: one scratch buffer for the plaintext and one for the output serve every call.
-const scratch = Buffer.allocUnsafe(8192);
+// A plain Uint8Array: Buffer's subarray costs several times more under Bun.
+const scratch = new Uint8Array(8192);
 const scratchBody = scratch.subarray(1);
 const output = Buffer.allocUnsafe(8192);
 const encoder = new TextEncoder();
 /** Bytes of the MAC kept (HMAC-SHA256 truncated to 128 bits). */
 const MAC = 16;
-const mac = (key: Buffer, exp: string, plain: Uint8Array) =>
-  (new Bun.CryptoHasher('sha256', key).update(exp).update('.').update(plain).digest() as Buffer).subarray(0, MAC);
+const mac = (key: Buffer, exp: string, plain: Uint8Array) => {
+  const digest = new Bun.CryptoHasher('sha256', key).update(exp).update('.').update(plain).digest();
+  return new Uint8Array(digest.buffer, digest.byteOffset, MAC);
+};
 /** Inflated size a sealed link can never exceed (its URL is at most MAX_LINK_URL). */
 const MAX_PLAIN = 64 * 1024;
 

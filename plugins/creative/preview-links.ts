@@ -39,7 +39,7 @@ const mac = (key: Buffer, exp: string, plain: Uint8Array) => {
   const digest = new Bun.CryptoHasher('sha256', key).update(exp).update('.').update(plain).digest();
   return new Uint8Array(digest.buffer, digest.byteOffset, MAC);
 };
-/** Inflated size a sealed link can never exceed (its URL is at most MAX_LINK_URL). */
+/** Inflated size a signed link can never exceed (its URL is at most MAX_LINK_URL). */
 const MAX_PLAIN = 64 * 1024;
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
@@ -115,7 +115,7 @@ export class PreviewLinks {
     return `${exp}.${out.toString('base64url', 0, n + MAC)}`;
   }
 
-  /** The link an id holds, or null when it is not one of ours (malformed, altered, sealed with another key). Expiry is the caller's. */
+  /** The link an id holds, or null when it is not one of ours (malformed, altered, signed with another key). Expiry is the caller's. */
   static open(key: Buffer, exp: string, sealed: string): PreviewLink | null {
     const bytes = Buffer.from(sealed, 'base64url');
     // One spelling per id: base64url's unused low bits of the last character may not vary.

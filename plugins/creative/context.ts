@@ -25,7 +25,7 @@ export interface CreativeContext {
   creativeAgents: { agent_url: string; agent_name?: string; capabilities?: string[] }[];
   pageSize: number;
   previewTtlMs: number;
-  /** Whether small `url` previews are signed links rather than stored rows (preview-links.ts). */
+  /** Whether small `url` previews are sealed links rather than stored rows (preview-links.ts). */
   previewLinks: boolean;
   assetTtlMs: number;
   buildDelayMs: number;

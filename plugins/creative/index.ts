@@ -66,7 +66,7 @@ const options = v.object({
   /** Formats per list_creative_formats page when the caller sends no pagination.max_results. */
   pageSize: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)), 100),
   previewTtlSeconds: seconds(60, 30 * 86_400, 86_400),
-  /** Preview URLs carry their preview, signed (up to ~2 KB; larger ones are stored rows); false: every preview is a stored row. */
+  /** Preview URLs carry their preview, sealed (up to ~2 KB; larger ones are stored rows); false: every preview is a stored row. */
   previewLinks: v.optional(v.boolean(), true),
   /** How long generated files (rendered images) are served. */
   assetTtlSeconds: seconds(60, 365 * 86_400, 30 * 86_400),
@@ -144,7 +144,7 @@ export default definePlugin({
       if (!crawler) throw new ConfigError('plugins.creative.model: needs a crawler in the deployment (crawler-http) for the calls to the model');
       modelWriter = createModelCopywriter(o.model, { crawler, template: createTemplateGenerator() });
     }
-    // Preview ids that carry their preview (signed), readable by every instance of this database.
+    // Preview ids that carry their preview (sealed), readable by every instance of this database.
     const links = new PreviewLinks(() => loadLinkKey(db, box, clock));
     const ctx: CreativeContext = {
       db,

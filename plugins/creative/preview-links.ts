@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
@@ -28,18 +28,11 @@ const KEY_NAME = 'preview-link';
 const RAW = 1;
 const DEFLATED = 2;
 // Sealing is synchronous: one scratch buffer for the plaintext and one for the output serve every call.
-// A plain Uint8Array: Buffer's subarray costs several times more under Bun.
-const scratch = new Uint8Array(8192);
+const scratch = Buffer.allocUnsafe(8192);
 const scratchBody = scratch.subarray(1);
 const output = Buffer.allocUnsafe(8192);
 const encoder = new TextEncoder();
-/** Bytes of the MAC kept (HMAC-SHA256 truncated to 128 bits). */
-const MAC = 16;
-const mac = (key: Buffer, exp: string, plain: Uint8Array) => {
-  const digest = new Bun.CryptoHasher('sha256', key).update(exp).update('.').update(plain).digest();
-  return new Uint8Array(digest.buffer, digest.byteOffset, MAC);
-};
-/** Inflated size a signed link can never exceed (its URL is at most MAX_LINK_URL). */
+/** Inflated size a sealed link can never exceed (its URL is at most MAX_LINK_URL). */
 const MAX_PLAIN = 64 * 1024;
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
@@ -65,11 +58,10 @@ export async function loadLinkKey(db: Queryable, box: SecretBoxPort, clock: Cloc
 }
 
 /**
- * Stateless preview ids: `{expiry, base 36 seconds}.{base64url(plaintext, MAC)}` where the plaintext
- * is a flag byte and the link's JSON (deflated when needed) and the MAC the first 128 bits of
- * HMAC-SHA256(key, `{expiry}.` + plaintext): an id cannot be forged or altered, its expiry included.
- * Signed, not encrypted: the id shows the assets it renders (the page shows nearly all of them; the
- * requester sent them). Stored-row ids (`{24 characters}.{expiry}`) never match this shape.
+ * Stateless preview ids: `{expiry, base 36 seconds}.{base64url(iv, AES-256-GCM ciphertext, tag)}`.
+ * Authenticated encryption: an id cannot be forged or altered (the expiry is its associated data),
+ * and it shows nothing of the manifest that the page does not (tracker URLs, unused assets).
+ * Stored-row ids (`{24 characters}.{expiry}`) never match this shape.
  */
 export class PreviewLinks {
   private key: Promise<Buffer> | null = null;
@@ -92,8 +84,8 @@ export class PreviewLinks {
   static seal(key: Buffer, link: PreviewLink, expiresAt: Date, maxLength: number): string | undefined {
     const exp = Math.floor(expiresAt.getTime() / 1000).toString(36);
     const json = JSON.stringify(link);
-    // Whether plaintext + MAC fit in base64url after `{exp}.`
-    const fits = (plain: number) => exp.length + 1 + Math.ceil(((plain + MAC) * 4) / 3) <= maxLength;
+    // Whether iv + plaintext + tag fit in base64url after `{exp}.`
+    const fits = (plain: number) => exp.length + 1 + Math.ceil(((12 + plain + 16) * 4) / 3) <= maxLength;
     let plain: Uint8Array | undefined;
     // A JSON string has at least as many bytes as characters, at most 3 per character.
     if (fits(1 + json.length) && 1 + json.length * 3 <= scratch.length) {
@@ -108,21 +100,29 @@ export class PreviewLinks {
       if (!fits(1 + body.length)) return undefined;
       plain = Buffer.concat([Buffer.of(DEFLATED), body]);
     }
-    const n = plain.length;
-    const out = n + MAC <= output.length ? output : Buffer.allocUnsafe(n + MAC);
-    out.set(plain, 0);
-    out.set(mac(key, exp, plain), n);
-    return `${exp}.${out.toString('base64url', 0, n + MAC)}`;
+    const iv = crypto.getRandomValues(new Uint8Array(12));
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(Buffer.from(exp));
+    const sealed = cipher.update(plain);
+    cipher.final();
+    const size = 12 + sealed.length + 16;
+    const out = size <= output.length ? output : Buffer.allocUnsafe(size);
+    out.set(iv, 0);
+    out.set(sealed, 12);
+    out.set(cipher.getAuthTag(), 12 + sealed.length);
+    return `${exp}.${out.toString('base64url', 0, size)}`;
   }
 
-  /** The link an id holds, or null when it is not one of ours (malformed, altered, signed with another key). Expiry is the caller's. */
+  /** The link an id holds, or null when it is not one of ours (malformed, altered, sealed with another key). Expiry is the caller's. */
   static open(key: Buffer, exp: string, sealed: string): PreviewLink | null {
     const bytes = Buffer.from(sealed, 'base64url');
     // One spelling per id: base64url's unused low bits of the last character may not vary.
-    if (bytes.length < 1 + MAC || bytes.toString('base64url') !== sealed) return null;
-    const plain = bytes.subarray(0, bytes.length - MAC);
-    if (!timingSafeEqual(mac(key, exp, plain), bytes.subarray(bytes.length - MAC))) return null;
+    if (bytes.length < 12 + 1 + 16 || bytes.toString('base64url') !== sealed) return null;
     try {
+      const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, 12));
+      decipher.setAAD(Buffer.from(exp));
+      decipher.setAuthTag(bytes.subarray(bytes.length - 16));
+      const plain = Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]);
       const flag = plain[0];
       const json = flag === DEFLATED ? inflateRawSync(plain.subarray(1), { maxOutputLength: MAX_PLAIN }) : flag === RAW ? plain.subarray(1) : null;
       return json ? (JSON.parse(json.toString()) as PreviewLink) : null;
@@ -132,5 +132,5 @@ export class PreviewLinks {
   }
 }
 
-/** `{expiry}.{sealed}`: the shape of a stateless id (base64url of at least a flag, `{}` and the MAC). */
-export const LINK_ID = /^([0-9a-z]{1,10})\.([A-Za-z0-9_-]{26,4096})$/;
+/** `{expiry}.{sealed}`: the shape of a stateless id (base64url of at least iv, one byte and the tag). */
+export const LINK_ID = /^([0-9a-z]{1,10})\.([A-Za-z0-9_-]{40,4096})$/;

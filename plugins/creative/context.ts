@@ -5,6 +5,7 @@ import type { BrandLookupPort } from '../../core/ports/brand-lookup.ts';
 import type { CreativeGeneratorPort, FormatDefinition } from '../../core/ports/creative-generator.ts';
 import { isExampleHost, normalizeAgentUrl } from '../../lib/urls.ts';
 import type { FormatCatalog } from './catalog.ts';
+import type { PreviewLinks } from './preview-links.ts';
 import type { CreativeStorePort } from '../../core/ports/creative-store.ts';
 import type { FormatIdInput } from './format-id.ts';
 
@@ -12,6 +13,8 @@ import type { FormatIdInput } from './format-id.ts';
 export interface CreativeContext {
   db: DatabasePort;
   catalog: FormatCatalog;
+  /** Stateless preview ids (preview-links.ts). */
+  links: PreviewLinks;
   clock: ClockPort;
   /** `agent_url` of this agent's format ids. */
   agentUrl: string;
@@ -22,6 +25,8 @@ export interface CreativeContext {
   creativeAgents: { agent_url: string; agent_name?: string; capabilities?: string[] }[];
   pageSize: number;
   previewTtlMs: number;
+  /** Whether small `url` previews are sealed links rather than stored rows (preview-links.ts). */
+  previewLinks: boolean;
   assetTtlMs: number;
   buildDelayMs: number;
   /** Sandbox: formats seeded by the test controller are listed per account. */

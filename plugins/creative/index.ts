@@ -19,6 +19,8 @@ import { parseCatalog, upsertFormats } from './formats.ts';
 import { createTemplateGenerator } from './template-generator.ts';
 import { createRegistryBrandLookup } from './brand-registry-client.ts';
 import { previewRoute, pruneExpired } from './previews.ts';
+import { loadLinkKey, PreviewLinks } from './preview-links.ts';
+import { SecretBox } from '../../core/ports/secrets.ts';
 import { hostedAssetRoute } from './hosted-assets.ts';
 import { listFormatsTask } from './tasks/list-formats.ts';
 import { buildCreativeTask } from './tasks/build.ts';
@@ -64,6 +66,8 @@ const options = v.object({
   /** Formats per list_creative_formats page when the caller sends no pagination.max_results. */
   pageSize: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)), 100),
   previewTtlSeconds: seconds(60, 30 * 86_400, 86_400),
+  /** Preview URLs carry their preview, sealed (up to ~2 KB; larger ones are stored rows); false: every preview is a stored row. */
+  previewLinks: v.optional(v.boolean(), true),
   /** How long generated files (rendered images) are served. */
   assetTtlSeconds: seconds(60, 365 * 86_400, 30 * 86_400),
   /** Extra time an asynchronous build takes before generating (test agents show the working state). */
@@ -103,6 +107,7 @@ export default definePlugin({
     generator: optional(CreativeGenerator),
     crawler: optional(Crawler),
     controller: optional(TestController),
+    box: SecretBox,
   },
   options,
   env: {
@@ -113,7 +118,7 @@ export default definePlugin({
     CREATIVE_MODEL_API_KEY: 'model.apiKey',
   },
   migrations: loadMigrations(join(import.meta.dir, 'migrations')),
-  init({ db, clock, tasks, http, brands, generator, crawler, controller }, kernel) {
+  init({ db, clock, tasks, http, brands, generator, crawler, controller, box }, kernel) {
     const { options: o, config } = kernel;
     const base = (config.server.publicUrl ?? `http://localhost:${config.server.port}`).replace(/\/+$/, '');
     let lookup = brands;
@@ -139,9 +144,12 @@ export default definePlugin({
       if (!crawler) throw new ConfigError('plugins.creative.model: needs a crawler in the deployment (crawler-http) for the calls to the model');
       modelWriter = createModelCopywriter(o.model, { crawler, template: createTemplateGenerator() });
     }
+    // Preview ids that carry their preview (sealed), readable by every instance of this database.
+    const links = new PreviewLinks(() => loadLinkKey(db, box, clock));
     const ctx: CreativeContext = {
       db,
       catalog,
+      links,
       clock,
       agentUrl,
       publicUrl: base,
@@ -150,6 +158,7 @@ export default definePlugin({
       creativeAgents: o.creativeAgents,
       pageSize: o.pageSize,
       previewTtlMs: o.previewTtlSeconds * 1000,
+      previewLinks: o.previewLinks,
       assetTtlMs: o.assetTtlSeconds * 1000,
       buildDelayMs: o.buildDelaySeconds * 1000,
       seeded: !!controller,
@@ -181,7 +190,7 @@ export default definePlugin({
       specialisms: ['creative-template', 'creative-generative'],
       block: { creative: { supports_generation: true, supports_transformation: true, has_creative_library: false, supports_compliance: false } },
     });
-    http.add(previewRoute(db, clock), hostedAssetRoute(db, clock));
+    http.add(previewRoute(db, clock, catalog, links), hostedAssetRoute(db, clock));
     if (o.pruneIntervalMs) {
       kernel.scheduler.add({
         name: 'prune-previews',

@@ -3,6 +3,7 @@ import { ProtocolError } from '../../core/errors.ts';
 import type { FormatDefinition } from '../../core/ports/creative-generator.ts';
 import { formatIdSchema } from './format-id.ts';
 import { fastVariant } from '../../lib/fast-variant.ts';
+import { fastAccept } from '../../lib/fast-accept.ts';
 
 type Json = Record<string, any>;
 
@@ -131,7 +132,7 @@ export const promotedOfferingsSchema = v.looseObject({
 const assetKey = /^[a-z0-9_]{1,64}$/;
 
 /** A creative manifest: `format_id` plus assets keyed by the format's asset ids; `promoted_offerings` for generation. */
-export const manifestSchema = v.pipe(
+const fullManifestSchema = v.pipe(
   v.custom<Json>(
     (m) => !m || typeof m !== 'object' || JSON.stringify(m).length <= MANIFEST_LIMITS.bytes,
     `must be at most ${MANIFEST_LIMITS.bytes} bytes of JSON`,
@@ -153,6 +154,97 @@ export const manifestSchema = v.pipe(
     'must be an object {format_id, assets}',
   ),
 );
+
+// ---- The shortcut for manifests valibot would accept as they are (fastAccept) -------------------
+// Each check below is one the schema above makes; anything it does not cover (vast/daast tags,
+// promoted_offerings, a manifest that may be too large) answers no and valibot decides.
+
+type Obj = Record<string, unknown>;
+// valibot leaves these keys out of its output: an object holding one is valibot's to answer.
+const isObj = (x: unknown): x is Obj =>
+  typeof x === 'object' &&
+  x !== null &&
+  !Array.isArray(x) &&
+  !Object.hasOwn(x, '__proto__') &&
+  !Object.hasOwn(x, 'constructor') &&
+  !Object.hasOwn(x, 'prototype');
+const isText = (x: unknown, max: number) => typeof x === 'string' && x.length <= max;
+const isInt = (x: unknown, min: number, max: number) => typeof x === 'number' && Number.isInteger(x) && x >= min && x <= max;
+const isUrl = (x: unknown) => typeof x === 'string' && isHttpUrl(x);
+const isSize = (x: unknown) => isInt(x, 1, 20_000);
+const isDuration = (x: unknown) => x === undefined || isInt(x, 0, 3_600_000);
+const CONTENT_MAX: Record<string, number> = {
+  text: MANIFEST_LIMITS.text,
+  markdown: MANIFEST_LIMITS.text,
+  html: MANIFEST_LIMITS.markup,
+  css: MANIFEST_LIMITS.markup,
+  javascript: MANIFEST_LIMITS.markup,
+};
+const URL_TYPES = new Set(['clickthrough', 'tracker_pixel', 'tracker_script']);
+
+function acceptsAsset(a: unknown): boolean {
+  if (!isObj(a)) return false;
+  const type = a.asset_type;
+  switch (type) {
+    case 'image':
+      return isUrl(a.url) && isSize(a.width) && isSize(a.height) && (a.alt_text === undefined || isText(a.alt_text, 500));
+    case 'video':
+      return isUrl(a.url) && (a.width === undefined || isSize(a.width)) && (a.height === undefined || isSize(a.height)) && isDuration(a.duration_ms);
+    case 'audio':
+      return isUrl(a.url) && isDuration(a.duration_ms);
+    case 'url':
+      return isUrl(a.url) && (a.url_type === undefined || URL_TYPES.has(a.url_type as string));
+    case 'webhook':
+      return isUrl(a.url);
+    case 'brief':
+    case 'catalog':
+      return true;
+    default:
+      return typeof type === 'string' && Object.hasOwn(CONTENT_MAX, type) && isText(a.content, CONTENT_MAX[type]!);
+  }
+}
+
+const FORMAT_ID = /^[a-zA-Z0-9_-]{1,128}$/;
+function acceptsFormatId(f: unknown): boolean {
+  if (!isObj(f)) return false;
+  const { agent_url: url, id, width, height, duration_ms: ms } = f;
+  if (typeof url !== 'string' || url.length > 2048 || !URL.canParse(url)) return false;
+  if (typeof id !== 'string' || !FORMAT_ID.test(id)) return false;
+  if ((width === undefined) !== (height === undefined) || (width !== undefined && (!isSize(width) || !isSize(height)))) return false;
+  return ms === undefined || (typeof ms === 'number' && ms >= 1 && ms <= 3_600_000);
+}
+
+/** Whether `x` surely serialises to at most `budget` characters of JSON (each UTF-16 unit escapes to at most 6). */
+function fitsJson(x: unknown, budget: { left: number }, depth = 0): boolean {
+  if (typeof x === 'string') return (budget.left -= x.length * 6 + 3) >= 0;
+  if (typeof x !== 'object' || x === null) return (budget.left -= 25) >= 0;
+  if (depth > 64) return false;
+  budget.left -= 3;
+  if (Array.isArray(x)) {
+    for (const item of x) if (!fitsJson(item, budget, depth + 1)) return false;
+    return budget.left >= 0;
+  }
+  for (const key in x) {
+    if (!Object.hasOwn(x, key)) continue;
+    if ((budget.left -= key.length * 6 + 3) < 0 || !fitsJson((x as Obj)[key], budget, depth + 1)) return false;
+  }
+  return budget.left >= 0;
+}
+
+function acceptsManifest(m: unknown): boolean {
+  if (!isObj(m) || !acceptsFormatId(m.format_id) || !isObj(m.assets)) return false;
+  let n = 0;
+  for (const key in m.assets) {
+    if (!Object.hasOwn(m.assets, key)) continue;
+    if (++n > MANIFEST_LIMITS.assets || key === 'promoted_offerings' || !assetKey.test(key) || !acceptsAsset(m.assets[key])) return false;
+  }
+  return fitsJson(m, { left: MANIFEST_LIMITS.bytes });
+}
+
+/** A creative manifest: `format_id` plus assets keyed by the format's asset ids; `promoted_offerings` for generation. */
+export const manifestSchema = fastAccept(fullManifestSchema, acceptsManifest);
+/** The schema without the shortcut (tests hold the shortcut to it). */
+export const fullManifestSchemaForTests = fullManifestSchema;
 export type Manifest = v.InferOutput<typeof manifestSchema>;
 
 /** The wire asset type a slot expects. */

@@ -3,7 +3,9 @@ import type { HttpRoute } from '../../core/http.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { FormatDefinition } from '../../core/ports/creative-generator.ts';
-import { PREVIEW_CSP, previewDocument } from './render.ts';
+import { PREVIEW_CSP, previewDocument, renderedFormat, type PreviewView } from './render.ts';
+import { LINK_ID, PreviewLinks } from './preview-links.ts';
+import type { FormatCatalog } from './catalog.ts';
 
 type Json = Record<string, any>;
 
@@ -67,42 +69,59 @@ const page = (status: number, title: string, headers: Record<string, string> = {
     },
   });
 
+const served = (view: PreviewView, expiresAt: number, now: number) =>
+  new Response(previewDocument(view), {
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': PREVIEW_CSP,
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'cache-control': `private, max-age=${Math.max(0, Math.floor((expiresAt - now) / 1000))}`,
+    },
+  });
+
 /**
- * `GET /previews/{id}`: the stored manifest rendered under a strict Content-Security-Policy;
- * 410 once expired (before or after the row is pruned), 404 for an unknown id.
+ * `GET /previews/{id}`: the manifest rendered under a strict Content-Security-Policy, from the id
+ * itself (a sealed link, preview-links.ts; its format read from the catalog) or from its stored row;
+ * 410 once expired (before or after the row is pruned), 404 for an unknown, altered or forged id.
  */
-export function previewRoute(db: Queryable, clock: ClockPort): HttpRoute {
+export function previewRoute(db: Queryable, clock: ClockPort, catalog: FormatCatalog, links: PreviewLinks): HttpRoute {
+  const notFound = () => page(404, 'Preview not found');
+  const expired = () => page(410, 'Preview expired');
   return {
     method: 'GET',
     path: '/previews/{id}',
     async handle(_request, { params }) {
-      const match = PREVIEW_ID.exec(params.id ?? '');
-      if (!match) return page(404, 'Preview not found');
-      const now = clock.now();
-      const expired = () => page(410, 'Preview expired');
-      if (Number.parseInt(match[1]!, 36) * 1000 <= now.getTime()) return expired();
+      const id = params.id ?? '';
+      const now = clock.now().getTime();
+      const link = LINK_ID.exec(id);
+      if (link) {
+        const expiresAt = Number.parseInt(link[1]!, 36) * 1000;
+        if (expiresAt <= now) return expired();
+        const view = PreviewLinks.open(await links.ready(), link[1]!, link[2]!);
+        if (!view) return notFound();
+        const format = (await catalog.find([view.format])).get(view.format);
+        if (!format) return notFound();
+        const { format: _f, ...rest } = view;
+        return served({ ...rest, format: renderedFormat(format) }, expiresAt, now);
+      }
+      const match = PREVIEW_ID.exec(id);
+      if (!match) return notFound();
+      if (Number.parseInt(match[1]!, 36) * 1000 <= now) return expired();
       const [row] = await db.query<{ format: FormatDefinition; manifest: Json; input: Json; expires_at: string | Date }>(sql`
-        SELECT format, manifest, input, expires_at FROM creative_previews WHERE id = ${params.id}::text`);
-      if (!row) return page(404, 'Preview not found');
-      const expiresAt = new Date(row.expires_at);
-      if (expiresAt.getTime() <= now.getTime()) return expired();
-      const html = previewDocument({
+        SELECT format, manifest, input, expires_at FROM creative_previews WHERE id = ${id}::text`);
+      if (!row) return notFound();
+      const expiresAt = new Date(row.expires_at).getTime();
+      if (expiresAt <= now) return expired();
+      const view = {
         format: row.format,
         assets: row.manifest.assets ?? {},
         brand: row.manifest.brand,
         variant: String(row.input.name ?? 'default'),
         width: row.input.width,
         height: row.input.height,
-      });
-      return new Response(html, {
-        headers: {
-          'content-type': 'text/html; charset=utf-8',
-          'content-security-policy': PREVIEW_CSP,
-          'x-content-type-options': 'nosniff',
-          'referrer-policy': 'no-referrer',
-          'cache-control': `private, max-age=${Math.max(0, Math.floor((expiresAt.getTime() - now.getTime()) / 1000))}`,
-        },
-      });
+      };
+      return served(view, expiresAt, now);
     },
   };
 }

@@ -8,6 +8,7 @@ import { applyMacros, checkAgainstFormat, manifestSchema, previewInputSchema, ty
 import { exampleFormatStandIn, resolveFormats, type CreativeContext } from '../context.ts';
 import { insertPreviews, newPreviewId, type PreviewRow } from '../previews.ts';
 import { PREVIEW_CSP, previewBody, renderedFormat } from '../render.ts';
+import { MAX_LINK_URL, PreviewLinks } from '../preview-links.ts';
 import { normalizeAgentUrl } from '../../../lib/urls.ts';
 import { CoalescedWrite } from '../../../lib/coalesced-write.ts';
 
@@ -64,7 +65,11 @@ export function previewCreativeTask(ctx: CreativeContext) {
   // Concurrent requests' previews go in one INSERT (each answers once its rows are committed): one
   // commit for many requests instead of one each.
   const store = new CoalescedWrite<PreviewRow>((rows) => insertPreviews(ctx.db, rows), { concurrency: 2, maxItems: 1000 });
-  /** Previews of one manifest, one per input variant; rows to store for `url` output. Throws ProtocolError. */
+  /**
+   * Previews of one manifest, one per input variant. A `url` preview of a catalog format is a sealed
+   * link (its id carries it, nothing stored) unless its URL would be too long; the others are rows
+   * to store. Throws ProtocolError.
+   */
   async function render(
     item: Item,
     prefix: string,
@@ -72,7 +77,9 @@ export function previewCreativeTask(ctx: CreativeContext) {
     createdAt: Date,
     expiresAt: Date,
     rows: PreviewRow[],
-    known?: ReadonlyMap<string, FormatDefinition>,
+    known: ReadonlyMap<string, FormatDefinition>,
+    /** The link key; none when links are off. */
+    key: Buffer | undefined,
   ): Promise<Json[]> {
     const manifest = item.creative_manifest;
     const ref = item.format_id ?? manifest.format_id;
@@ -85,7 +92,11 @@ export function previewCreativeTask(ctx: CreativeContext) {
       });
     }
     // Generation inputs are not part of a finished creative.
-    const { promoted_offerings: _p, ...assets } = manifest.assets as Json;
+    let assets = manifest.assets as Json;
+    if (Object.hasOwn(assets, 'promoted_offerings')) {
+      const { promoted_offerings: _p, ...rest } = assets;
+      assets = rest;
+    }
     const [format] = await resolveFormats(
       ctx,
       [{ ref, field: item.format_id ? `${prefix}format_id` : `${prefix}creative_manifest.format_id` }],
@@ -97,7 +108,9 @@ export function previewCreativeTask(ctx: CreativeContext) {
     const output = item.output_format ?? 'url';
     // Every variant is checked before any is stored: one bad macro stores nothing.
     const applied = variants.map((variant, j) => applyMacros(assets, variant.macros, `${prefix}inputs[${j}].macros`));
-    const stored = renderedFormat(format!.definition);
+    // A sandbox stand-in is not in the catalog a viewer resolves links against: stored rows.
+    const linkable = key !== undefined && known.get(format!.definition.format_id.id) === format!.definition;
+    let stored: FormatDefinition | undefined;
     return variants.map((variant, j) => {
       const view = { format: format!.definition, assets: applied[j]!, brand: manifest.brand as Json | undefined, variant: variant.name, ...format!.size };
       const input: Json = { name: variant.name, ...(variant.macros ? { macros: variant.macros } : {}) };
@@ -112,19 +125,30 @@ export function previewCreativeTask(ctx: CreativeContext) {
           preview_html: html,
         };
       }
-      const id = newPreviewId(expiresAt);
-      const url = `${ctx.publicUrl}/previews/${id}`;
-      rows.push({
-        id,
-        principalId: principal.id,
-        format: stored,
-        manifest: { ...manifest, assets: applied[j]! },
-        input: { ...input, ...format!.size },
-        createdAt,
-        expiresAt,
-      });
+      const base = `${ctx.publicUrl}/previews/`;
+      let id: string | undefined;
+      let path: string | undefined;
+      if (linkable) {
+        const link = { format: format!.definition.format_id.id, assets: view.assets, brand: view.brand, variant: view.variant, ...format!.size };
+        path = PreviewLinks.seal(key!, link, expiresAt, MAX_LINK_URL - base.length);
+        // A short id of its own, as html previews have: the answer carries it three times, the long link twice.
+        id = crypto.randomUUID();
+      }
+      if (path === undefined) {
+        id = path = newPreviewId(expiresAt);
+        rows.push({
+          id,
+          principalId: principal.id,
+          format: (stored ??= renderedFormat(format!.definition)),
+          manifest: { ...manifest, assets: applied[j]! },
+          input: { ...input, ...format!.size },
+          createdAt,
+          expiresAt,
+        });
+      }
+      const url = base + path;
       return {
-        preview_id: id,
+        preview_id: id!,
         renders: [
           {
             render_id: `${id}-primary`,
@@ -159,8 +183,10 @@ export function previewCreativeTask(ctx: CreativeContext) {
       const expiresAt = new Date(now.getTime() + ctx.previewTtlMs);
       const expires = expiresAt.toISOString();
       const rows: PreviewRow[] = [];
+      const key = ctx.previewLinks ? await ctx.links.ready() : undefined;
       let body: Json;
       if (input.request_type === 'single') {
+        const known = await ctx.catalog.find([(input.format_id ?? input.creative_manifest!.format_id).id]);
         const previews = await render(
           { format_id: input.format_id, creative_manifest: input.creative_manifest!, inputs: input.inputs, output_format: input.output_format },
           '',
@@ -168,6 +194,8 @@ export function previewCreativeTask(ctx: CreativeContext) {
           now,
           expiresAt,
           rows,
+          known,
+          key,
         );
         body = { response_type: 'single', previews, expires_at: expires };
       } else {
@@ -185,6 +213,7 @@ export function previewCreativeTask(ctx: CreativeContext) {
               expiresAt,
               rows,
               known,
+              key,
             );
             results.push({ success: true, creative_id: creativeId, response: { previews, expires_at: expires } });
           } catch (error) {

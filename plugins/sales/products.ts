@@ -134,7 +134,7 @@ function productRenderer(deps: SalesDeps) {
   const headOf = (out: Json, p: RankedProduct): JsonPiece => {
     const from = [p.name, p.description, p.publisher_properties, p.channels, p.format_ids, p.delivery_type, p.pricing_options];
     const known = heads.get(p.product_id);
-    if (known && known.from.every((x, i) => x === from[i])) return known.piece;
+    if (known?.from.every((x, i) => x === from[i])) return known.piece;
     const { forecast: _f, reporting_capabilities: _r, brief_relevance: _b, ...head } = out;
     const piece = JsonPiece.text(`${JSON.stringify(head).slice(0, -1)},"forecast":`);
     if (heads.size >= MAX_HEADS) heads.clear();

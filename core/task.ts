@@ -110,6 +110,8 @@ export interface TaskContext<I> {
    * non-transactional task), so handlers use `ctx.tx ?? db`.
    */
   tx?: Queryable;
+  /** What the task's `prepare` returned (before the transaction of a `transactional` task opened). */
+  prepared?: unknown;
 }
 
 /** Context of a resumed asynchronous step (run by the tasks worker, not by a request). */
@@ -157,6 +159,13 @@ export interface TaskDefinition<I = any, O extends Json = Json> {
    * the transaction would hold a connection, and row locks, across the slow call.
    */
   transactional?: boolean;
+  /**
+   * Work of a mutating task that must stay outside its transaction (a remote lookup, a check of a
+   * slow resource): run before the key is claimed or the transaction opens, without writes; the
+   * handler gets its result as `ctx.prepared`. A failure surfaces from the handler, after the key
+   * was looked at (a replay still replays).
+   */
+  prepare?(ctx: TaskContext<I>): Promise<unknown>;
   /** `optional` lets anonymous callers in (capabilities); default `required`. */
   auth?: 'required' | 'optional';
   /** Rate limits counted per caller (`ip` counts per caller too: a task call carries no address); needs a RateLimiter. */

@@ -1,3 +1,4 @@
+import { pipelined } from '../../lib/pipelined.ts';
 import { sql } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { Booking, LineState, Order, OrderLine } from '../../core/ports/ad-server.ts';
@@ -25,14 +26,17 @@ interface OrderRow {
 const total = (lines: readonly OrderLine[]) => lines.reduce((s, l) => s + l.budget, 0);
 
 export async function upsertLines(tx: Queryable, mediaBuyId: string, lines: readonly OrderLine[]): Promise<void> {
-  for (const l of lines) {
-    await tx.query(sql`
+  // Issued together: one round trip for every line.
+  await pipelined(
+    lines.map((l) =>
+      tx.query(sql`
       INSERT INTO adsim_lines (media_buy_id, package_id, product_id, budget, pricing_model, rate, currency, ctr, inventory_share)
       VALUES (${mediaBuyId}::text, ${l.packageId}::text, ${l.productId}::text, ${l.budget}::numeric, ${l.pricingModel}::text,
               ${l.rate}::numeric, ${l.currency}::text, ${l.ctr}::numeric, COALESCE(${l.inventoryShare ?? null}::numeric, 1))
       ON CONFLICT (media_buy_id, package_id) DO UPDATE SET budget = EXCLUDED.budget, rate = EXCLUDED.rate,
-        inventory_share = COALESCE(${l.inventoryShare ?? null}::numeric, adsim_lines.inventory_share)`);
-  }
+        inventory_share = COALESCE(${l.inventoryShare ?? null}::numeric, adsim_lines.inventory_share)`),
+    ),
+  );
 }
 
 export const requiresReview = (order: Order, approval: ApprovalOptions) =>
@@ -41,11 +45,14 @@ export const requiresReview = (order: Order, approval: ApprovalOptions) =>
 export async function book(tx: Queryable, order: Order, now: Date, approval: ApprovalOptions): Promise<Booking> {
   const review = requiresReview(order, approval);
   const reviewAt = new Date(now.getTime() + approval.reviewMinutes * 60_000);
-  await tx.query(sql`
+  // The order and its lines in one round trip (issued in order: the lines follow their order).
+  await pipelined([
+    tx.query(sql`
     INSERT INTO adsim_orders (media_buy_id, owner, start_time, end_time, decision, review_at, booked_at, events_through)
     VALUES (${order.mediaBuyId}::text, ${order.owner}::text, ${order.startTime}::timestamptz, ${order.endTime}::timestamptz,
-            ${review ? 'pending_review' : 'approved'}::text, ${review ? reviewAt : null}::timestamptz, ${now}::timestamptz, ${order.startTime}::timestamptz)`);
-  await upsertLines(tx, order.mediaBuyId, order.lines);
+            ${review ? 'pending_review' : 'approved'}::text, ${review ? reviewAt : null}::timestamptz, ${now}::timestamptz, ${order.startTime}::timestamptz)`),
+    upsertLines(tx, order.mediaBuyId, order.lines),
+  ]);
   return review ? { decision: 'pending_review', reviewAt } : { decision: 'approved' };
 }
 

@@ -1,10 +1,11 @@
 import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
-import type { AssignablePackage } from '../../core/ports/seller-creatives.ts';
+import type { AssignablePackage, PreparedCreative } from '../../core/ports/seller-creatives.ts';
 import { accountRef, creative, versionFields } from '../../lib/adcp/request-fields.ts';
 import { fitsFormats } from '../../lib/adcp/format-ids.ts';
 import type { CreativesDeps } from './deps.ts';
+import type { Queryable } from '../../core/ports/database.ts';
 import { formatKeys, prepareCreatives, writeCreatives } from './library.ts';
 
 const assignmentInput = v.strictObject({
@@ -13,6 +14,12 @@ const assignmentInput = v.strictObject({
   weight: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(100))),
   placement_ids: v.optional(v.array(v.string())),
 });
+
+/** What sync_creatives looks up before its transaction. */
+interface Prepared {
+  account: Awaited<ReturnType<CreativesDeps['accounts']['resolve']>>;
+  creatives: PreparedCreative[];
+}
 
 export function syncCreativesTask(deps: CreativesDeps) {
   return defineTask({
@@ -37,11 +44,19 @@ export function syncCreativesTask(deps: CreativesDeps) {
       dry_run: v.optional(v.boolean()),
       validation_mode: v.optional(v.picklist(['strict', 'lenient'], 'must be strict or lenient')),
     }),
-    async handler({ input, principal, clock, protocols }) {
+    // Database only once the formats are known: the library, the assignments and the idempotency
+    // record commit in one transaction. The formats (a remote creative agent may be asked) and the
+    // account are looked up before it opens.
+    transactional: true,
+    async prepare({ input, principal }): Promise<Prepared> {
       if (input.delete_missing) throw new ProtocolError('UNSUPPORTED_FEATURE', 'delete_missing is not supported by this seller', { field: 'delete_missing' });
+      const account = await deps.accounts.resolve(deps.db, principal.orgId, input.account);
+      return { account, creatives: await prepareCreatives(deps, input.creatives, 'creatives') };
+    },
+    async handler({ input, principal, clock, protocols, prepared: ready, tx }) {
       const owner = principal.orgId;
-      const account = await deps.accounts.resolve(deps.db, owner, input.account);
-      const prepared = await prepareCreatives(deps, input.creatives, 'creatives');
+      const { account, creatives: prepared } = ready as Prepared;
+      const q = tx ?? deps.db;
       const byId = new Map(prepared.map((p) => [p.input.creative_id, p]));
       // A creative agent's path (no media buys served there) keeps the library only: each assignment is
       // answered per creative in assignment_errors, since the packages are the seller's.
@@ -53,10 +68,10 @@ export function syncCreativesTask(deps: CreativesDeps) {
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'assignments: this deployment sells no packages to assign creatives to', { field: 'assignments' });
       // Packages named by assignments: the caller's, of this account, in a state that takes creatives.
       const packages = packagesSide
-        ? await packagesSide.find(deps.db, owner, account.account_id, [...new Set(assignments.map((a) => a.package_id))])
+        ? await packagesSide.find(q, owner, account.account_id, [...new Set(assignments.map((a) => a.package_id))])
         : new Map<string, AssignablePackage>();
       const library = await formatKeys(
-        deps.db,
+        q,
         account.account_id,
         assignments.map((a) => a.creative_id),
       );
@@ -81,16 +96,17 @@ export function syncCreativesTask(deps: CreativesDeps) {
           });
         }
       }
-      if (packagesSide) await packagesSide.checkAssignable(deps.db, owner, [...new Set([...packages.values()].map((p) => p.media_buy_id))]);
+      if (packagesSide) await packagesSide.checkAssignable(q, owner, [...new Set([...packages.values()].map((p) => p.media_buy_id))]);
       const now = clock.now();
       const actor = principal.orgName;
+      const write = async (w: Queryable) => {
+        const acts = await writeCreatives(w, owner, account.account_id, prepared, now);
+        if (packagesSide && assignments.length) await packagesSide.assign(w, account.account_id, assignments, actor, now);
+        return acts;
+      };
       const actions = input.dry_run
         ? new Map(prepared.map((p) => [p.input.creative_id, 'created' as const]))
-        : await deps.db.transaction(async (tx) => {
-            const acts = await writeCreatives(tx, owner, account.account_id, prepared, now);
-            if (packagesSide && assignments.length) await packagesSide.assign(tx, account.account_id, assignments, actor, now);
-            return acts;
-          });
+        : await (tx ? write(tx) : deps.db.transaction(write));
       const results: Json[] = prepared.map((p) => {
         const out: Json = { creative_id: p.input.creative_id, action: actions.get(p.input.creative_id), status: 'approved' };
         const to = assignments.filter((a) => a.creative_id === p.input.creative_id).map((a) => a.package_id);

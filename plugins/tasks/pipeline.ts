@@ -209,6 +209,8 @@ interface TaskState {
   keep: Keep | null;
   tx: Queryable | null;
   result?: Json | Deferral;
+  /** The task's `prepare` failed: thrown where the handler would run. */
+  prepareError?: { error: unknown };
 }
 
 /** Runs of a transactional call whose handler read an outdated in-memory copy (StaleReadError). */
@@ -293,13 +295,25 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
     name: 'idempotency',
     run(s, next) {
       if (!s.task.mutating) return next(s);
-      return claimOrReplay(s, next);
+      if (!s.task.prepare) return claimOrReplay(s, next);
+      // Its failure is thrown by the handler stage: inside the call's transaction, so a replay still replays.
+      return s.task.prepare(s.c!.ctx).then(
+        (prepared) => {
+          s.c!.ctx.prepared = prepared;
+          return claimOrReplay(s, next);
+        },
+        (error: unknown) => {
+          s.prepareError = { error };
+          return claimOrReplay(s, next);
+        },
+      );
     },
   },
   {
     name: 'handler',
     run(s, next) {
       const ctx = s.c!.ctx;
+      if (s.prepareError) throw s.prepareError.error;
       const result = s.task.handler(s.tx ? { ...ctx, tx: s.tx } : ctx);
       // A synchronous handler's answer goes on without an await (a thenable is awaited, as `await` would).
       if (typeof (result as Partial<PromiseLike<unknown>> | null)?.then !== 'function') {

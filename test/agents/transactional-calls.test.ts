@@ -1,4 +1,6 @@
 import { expect, test } from 'bun:test';
+import * as v from 'valibot';
+import { ProtocolError } from '../../core/errors.ts';
 import { sql, type SqlFragment } from '../../core/sql.ts';
 import { definePlugin } from '../../core/plugin.ts';
 import { Database, type DatabasePort, type Queryable } from '../../core/ports/database.ts';
@@ -100,6 +102,34 @@ const crashingProbe = definePlugin({
   },
 });
 
+/** A transactional task with a `prepare` step (the remote lookup sync_creatives makes before its transaction). */
+const preparing = { fails: false, runs: 0 };
+const preparedProbe = definePlugin({
+  name: 'test-prepared-task',
+  deps: { tasks: Tasks },
+  init({ tasks }) {
+    tasks.add(
+      defineTask({
+        name: 'prepared_echo',
+        description: 'echoes what its prepare step looked up, from inside its transaction',
+        protocol: 'signals',
+        mutating: true,
+        transactional: true,
+        input: v.object({ note: v.string() }),
+        async prepare({ input }) {
+          preparing.runs++;
+          if (preparing.fails) throw new ProtocolError('SERVICE_UNAVAILABLE', 'the lookup failed', { recovery: 'transient' });
+          return { looked_up: input.note.toUpperCase() };
+        },
+        async handler({ prepared, tx }) {
+          await tx!.query(sql`SELECT 1`);
+          return { ...(prepared as { looked_up: string }) };
+        },
+      }),
+    );
+  },
+});
+
 async function counts(q: Queryable): Promise<Counts> {
   const [row] = await q.query<Counts>(sql`
     SELECT (SELECT count(*)::int FROM signal_activations) AS activations, (SELECT count(*)::int FROM tasks) AS tasks,
@@ -126,7 +156,7 @@ forEachDatabase<Subject>(
     const s = await startSignalsServer(adapter, schema, {
       overrides: [[Database, counter.db]],
       idempotency: { inFlightWaitMs: 0 },
-      extra: [signerHmacLegacy(), webhooks({ outbox: { workers: false } }), crashingProbe()],
+      extra: [signerHmacLegacy(), webhooks({ outbox: { workers: false } }), crashingProbe(), preparedProbe()],
     });
     return { s, counter };
   },
@@ -155,6 +185,31 @@ forEachDatabase<Subject>(
       const replay = await client.call('activate_then_crash', args);
       expect(replay.body).toMatchObject({ status: 'submitted', task_id: retried.body.task_id, replayed: true });
       expect(await counts(counter.db)).toEqual(plus(before, 1));
+    });
+
+    test('prepare runs before the transaction; its result reaches the handler; its failure still lets a completed key replay', async () => {
+      const { s, counter } = get();
+      const client = restClient(s.server, TOKEN);
+      const args = { note: 'hello', idempotency_key: 'tx-prepared-echo-0001' };
+      const before = await counts(counter.db);
+      preparing.fails = true;
+      const failed = await client.call('prepared_echo', args);
+      expect(failed.body.code).toBe('SERVICE_UNAVAILABLE');
+      expect(await counts(counter.db)).toEqual(before);
+      preparing.fails = false;
+      counter.reset();
+      const done = await client.call('prepared_echo', args);
+      expect(done.body).toMatchObject({ status: 'completed', looked_up: 'HELLO' });
+      expect(new Set(counter.seen.map((x) => x.tx))).toEqual(new Set([counter.seen[0]!.tx]));
+      expect(counter.seen[0]!.tx).not.toBeNull();
+      expect((await counts(counter.db)).completed).toBe(before.completed + 1);
+      // A failing lookup does not hide the stored answer from a retry.
+      preparing.fails = true;
+      const runs = preparing.runs;
+      const replay = await client.call('prepared_echo', args);
+      preparing.fails = false;
+      expect(preparing.runs).toBe(runs + 1);
+      expect(replay.body).toMatchObject({ status: 'completed', looked_up: 'HELLO', replayed: true });
     });
 
     test('concurrent identical calls with one key: one activation, one task, every duplicate replays it', async () => {

@@ -18,6 +18,7 @@ import { consultGovernance, reportGovernanceOutcome } from './governance.ts';
 import { findProposal, proposalPackages } from '../proposals.ts';
 import { takeForcedArm } from '../forced-arms.ts';
 import { cents } from '../money.ts';
+import { pipelined } from '../../../lib/pipelined.ts';
 
 const DAY = 86_400_000;
 
@@ -182,18 +183,20 @@ export function createMediaBuyTask(deps: SalesDeps) {
         },
         now,
       );
-      const write = async (tx: Queryable, row: BuyRow) => {
-        await insertBuy(tx, row);
-        await writePackages(deps, tx, owner, account.account_id, planned, now);
-        await addHistory(tx, {
-          mediaBuyId,
-          revision: 1,
-          at: now,
-          actor: principal.orgName,
-          action: 'created',
-          summary: `${planned.length} package(s), ${total} ${row.currency}`,
-        });
-      };
+      // Issued together, the buy first (its packages and history refer to it): one round trip.
+      const write = (tx: Queryable, row: BuyRow) =>
+        pipelined([
+          insertBuy(tx, row),
+          writePackages(deps, tx, owner, account.account_id, planned, now),
+          addHistory(tx, {
+            mediaBuyId,
+            revision: 1,
+            at: now,
+            actor: principal.orgName,
+            action: 'created',
+            summary: `${planned.length} package(s), ${total} ${row.currency}`,
+          }),
+        ]);
 
       // A sandbox directive (comply_test_controller force_create_media_buy_arm) sends this buy through the review.
       const forced = account.sandbox ? await takeForcedArm(deps.db, owner, account.account_id) : undefined;
@@ -205,21 +208,23 @@ export function createMediaBuyTask(deps: SalesDeps) {
           ...(forced ? { handle: forced.task_id } : {}),
           state: { media_buy_id: mediaBuyId },
           within: async (tx) => {
-            await deps.adServer.book(tx, order);
-            await write(tx, { ...buy, status: 'pending_review', confirmed_at: null });
+            await pipelined([deps.adServer.book(tx, order), write(tx, { ...buy, status: 'pending_review', confirmed_at: null })]);
           },
         });
       }
       try {
         await deps.db.transaction(async (tx) => {
-          const booking = await deps.adServer.book(tx, order);
+          // The buy's rows go with the booking (one round trip); a refused booking rolls them back.
+          const [booked, written] = await Promise.allSettled([deps.adServer.book(tx, order), write(tx, { ...buy, due_at: dueAt(buy, delayMs()) })]);
+          if (booked.status === 'rejected') throw booked.reason;
+          const booking = booked.value;
           if (booking.decision === 'rejected')
             throw new ProtocolError(booking.code ?? 'POLICY_VIOLATION', `The seller refused this media buy: ${booking.reason}`, { recovery: 'terminal' });
           if (booking.decision === 'pending_review')
             throw new ProtocolError('SERVICE_UNAVAILABLE', 'The ad server asked for a review the seller did not expect; retry later', {
               recovery: 'transient',
             });
-          await write(tx, { ...buy, due_at: dueAt(buy, delayMs()) });
+          if (written.status === 'rejected') throw written.reason;
         });
       } catch (error) {
         if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'failed' }, account.account_id);

@@ -1,3 +1,4 @@
+import { pipelined } from '../../../lib/pipelined.ts';
 import { ProtocolError } from '../../../core/errors.ts';
 import type { Queryable } from '../../../core/ports/database.ts';
 import type { OrderLine } from '../../../core/ports/ad-server.ts';
@@ -179,6 +180,8 @@ export async function planPackages(
   return planned;
 }
 
+const withoutCount = ({ creatives: _count, ...row }: PackageRow) => row;
+
 /** Write planned packages, their inline creatives and assignments (in the buy's transaction). */
 export async function writePackages(
   deps: SalesDeps,
@@ -188,9 +191,12 @@ export async function writePackages(
   planned: readonly PlannedPackage[],
   now: Date,
 ): Promise<void> {
+  // Packages without creatives (the usual buy) go in one round trip; inline creatives are written before their assignments.
+  const plain = planned.filter((p) => !p.creatives.length && !p.assignments.length);
+  await pipelined(plain.map((p) => insertPackage(tx, withoutCount(p.row))));
   for (const p of planned) {
-    const { creatives: _count, ...row } = p.row;
-    await insertPackage(tx, row);
+    if (plain.includes(p)) continue;
+    await insertPackage(tx, withoutCount(p.row));
     if (p.creatives.length) await deps.creatives.write(tx, owner, accountId, p.creatives, now);
     for (const c of p.creatives) await assign(tx, accountId, c.input.creative_id, p.row.package_id, c.input.weight, now);
     for (const a of p.assignments) await assign(tx, accountId, a.creative_id, p.row.package_id, a.weight, now);

@@ -160,8 +160,8 @@ export interface TaskDefinition<I = any, O extends Json = Json> {
    */
   transactional?: boolean;
   /**
-   * Work of a mutating task that must stay outside its transaction (a remote lookup, a check of a
-   * slow resource): run before the key is claimed or the transaction opens, without writes; the
+   * Work that must stay outside a task's transaction (a remote lookup, a check of a slow
+   * resource): run before the key is claimed or the transaction opens, without writes; the
    * handler gets its result as `ctx.prepared`. A failure surfaces from the handler, after the key
    * was looked at (a replay still replays).
    */

@@ -294,17 +294,18 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
   {
     name: 'idempotency',
     run(s, next) {
-      if (!s.task.mutating) return next(s);
-      if (!s.task.prepare) return claimOrReplay(s, next);
+      const then = s.task.mutating ? claimOrReplay : (t: TaskState, n: typeof next) => n(t);
+      if (!s.task.prepare) return then(s, next);
       // Its failure is thrown by the handler stage: inside the call's transaction, so a replay still replays.
-      return s.task.prepare(s.c!.ctx).then(
+      const prepare = s.task.prepare;
+      return new Promise((resolve) => resolve(prepare(s.c!.ctx))).then(
         (prepared) => {
           s.c!.ctx.prepared = prepared;
-          return claimOrReplay(s, next);
+          return then(s, next);
         },
         (error: unknown) => {
           s.prepareError = { error };
-          return claimOrReplay(s, next);
+          return then(s, next);
         },
       );
     },

@@ -84,6 +84,12 @@ export interface IdempotencyInfo {
   key: string | null;
   /** How long a replay returns the stored response. */
   replayTtlSeconds: number | null;
+  /**
+   * A non-transactional mutating call (which claimed its key): store its answer in the handler's
+   * own last transaction instead of a commit of its own after the handler. Give it the very object
+   * the handler then returns, and call it only when nothing that can fail follows that transaction.
+   */
+  keepWithin?: (tx: Queryable, result: Json) => Promise<void>;
 }
 
 /** Everything a task handler receives; hosts build it, features never see a transport. */

@@ -209,6 +209,8 @@ interface TaskState {
   keep: Keep | null;
   tx: Queryable | null;
   result?: Json | Deferral;
+  /** The answer the handler stored in its own transaction (IdempotencyInfo.keepWithin). */
+  keptWithin?: { result: Json; body: Json };
   /** The task's `prepare` failed: thrown where the handler would run. */
   prepareError?: { error: unknown };
 }
@@ -327,7 +329,15 @@ const runTask = operationPipeline<TaskState, TaskOutcome>([
       });
     },
   },
-  { name: 'respond', run: (s) => answer(s.c!, s.result!, s.keep, s.tx) },
+  {
+    name: 'respond',
+    run(s) {
+      // The handler stored this very answer in its own transaction (keepWithin): nothing left to keep.
+      const kept = s.keptWithin?.result === s.result ? s.keptWithin : undefined;
+      if (kept) return Promise.resolve({ ok: true, status: 'completed', body: kept.body, task: s.task } as TaskOutcome);
+      return answer(s.c!, s.result!, s.keep, s.tx);
+    },
+  },
 ]);
 
 /** The idempotency stage of a mutating call: claim its key (or record it in the call's transaction), or replay. */
@@ -371,6 +381,11 @@ async function claimOrReplay(s: TaskState, next: (s: TaskState) => Promise<TaskO
   const begun = await deps.idempotency.begin(c.principal.id, key, task.name, hash);
   if (begun.kind === 'replay') return replayed(task, begun.response, s.context);
   s.keep = { claim: begun.claim };
+  c.ctx.idempotency.keepWithin = (tx, result) => {
+    const body = completedBody(c, result);
+    s.keptWithin = { result, body };
+    return deps.idempotency.complete(begun.claim, body, tx);
+  };
   try {
     return await next(s);
   } catch (caught) {
@@ -438,12 +453,18 @@ function replayed(task: RegisteredTask, response: Json, context: Json | undefine
  */
 function answer(c: Call, result: Json | Deferral, keep: Keep | null, tx: Queryable | null): Promise<TaskOutcome> {
   if (isDeferral(result)) return recordDeferral(c, result, keep, tx);
-  const body: Json = { status: 'completed', ...result };
-  if (c.ctx.context) body.context = c.ctx.context;
-  carryJson(result, body);
+  const body = completedBody(c, result);
   const outcome: TaskOutcome = { ok: true, status: 'completed', body, task: c.task };
   // A read keeps nothing: no await.
   return keep ? keepResponse(c, keep, body, tx ?? undefined).then(() => outcome) : Promise.resolve(outcome);
+}
+
+/** The body of a completed call: `{status, ...result, context}`. */
+function completedBody(c: Call, result: Json): Json {
+  const body: Json = { status: 'completed', ...result };
+  if (c.ctx.context) body.context = c.ctx.context;
+  carryJson(result, body);
+  return body;
 }
 
 const STATUS_COMPLETED = JsonPiece.text('"status":"completed"');

@@ -212,10 +212,27 @@ export function createMediaBuyTask(deps: SalesDeps) {
           },
         });
       }
+      // The key is echoed so a buyer can file the answer under it (replays return the same body).
+      const result: Json = {
+        ...renderBuy(
+          buy,
+          planned.map((p) => p.row),
+        ),
+        ...(input.proposal_id ? { proposal_id: input.proposal_id } : {}),
+        ...(idempotency.key ? { idempotency_key: idempotency.key } : {}),
+        // Packages booked whose targeting leaves no inventory (their property lists name none of their publishers).
+        ...(planned.some((p) => p.note) ? { message: planned.flatMap((p) => (p.note ? [p.note] : [])).join(' ') } : {}),
+      };
+      // Without governance nothing follows the buy's transaction: the answer for replays commits with it.
+      const keep = governance ? undefined : idempotency.keepWithin;
       try {
         await deps.db.transaction(async (tx) => {
           // The buy's rows go with the booking (one round trip); a refused booking rolls them back.
-          const [booked, written] = await Promise.allSettled([deps.adServer.book(tx, order), write(tx, { ...buy, due_at: dueAt(buy, delayMs()) })]);
+          const [booked, written, kept] = await Promise.allSettled([
+            deps.adServer.book(tx, order),
+            write(tx, { ...buy, due_at: dueAt(buy, delayMs()) }),
+            ...(keep ? [keep(tx, result)] : []),
+          ]);
           if (booked.status === 'rejected') throw booked.reason;
           const booking = booked.value;
           if (booking.decision === 'rejected')
@@ -225,6 +242,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
               recovery: 'transient',
             });
           if (written.status === 'rejected') throw written.reason;
+          if (kept?.status === 'rejected') throw kept.reason;
         });
       } catch (error) {
         if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'failed' }, account.account_id);
@@ -239,17 +257,7 @@ export function createMediaBuyTask(deps: SalesDeps) {
           account.account_id,
         );
       }
-      // The key is echoed so a buyer can file the answer under it (replays return the same body).
-      return {
-        ...renderBuy(
-          buy,
-          planned.map((p) => p.row),
-        ),
-        ...(input.proposal_id ? { proposal_id: input.proposal_id } : {}),
-        ...(idempotency.key ? { idempotency_key: idempotency.key } : {}),
-        // Packages booked whose targeting leaves no inventory (their property lists name none of their publishers).
-        ...(planned.some((p) => p.note) ? { message: planned.flatMap((p) => (p.note ? [p.note] : [])).join(' ') } : {}),
-      };
+      return result;
     },
     async resume({ state, clock, reschedule }) {
       const id = state.media_buy_id as string;

@@ -1,0 +1,129 @@
+import { expect, test } from 'bun:test';
+import type { SqlFragment } from '../../core/sql.ts';
+import { Database, type Queryable } from '../../core/ports/database.ts';
+import { forEachDatabase } from '../support/db.ts';
+import { startSalesWorld, HOUR, type SalesWorld } from './fixture.ts';
+import { REFERENCE_AGENT } from './support/reference-formats.ts';
+
+// Commits of write calls (issue 26): create_media_buy without governance stores its answer for
+// replays in the buy's own transaction, its rows issued together; sync_creatives runs whole in one.
+
+/** Every statement of the seller's database: its transaction (numbered) or null when autocommitted. */
+function record(w: SalesWorld) {
+  const db = w.seller.deployment.get(Database);
+  const seen: Array<{ tx: number | null; text: string }> = [];
+  let n = 0;
+  const query = db.query.bind(db);
+  const transaction = db.transaction.bind(db);
+  const text = (s: SqlFragment) => s.build().text.replace(/\s+/g, ' ').trim();
+  db.query = (<T>(s: SqlFragment) => {
+    seen.push({ tx: null, text: text(s) });
+    return query<T>(s);
+  }) as typeof db.query;
+  db.transaction = (<T>(fn: (tx: Queryable) => Promise<T>) => {
+    const id = ++n;
+    return transaction((tx) =>
+      fn({
+        query: <R>(s: SqlFragment) => {
+          seen.push({ tx: id, text: text(s) });
+          return tx.query<R>(s);
+        },
+      }),
+    );
+  }) as typeof db.transaction;
+  return {
+    seen,
+    restore: () => {
+      db.query = query;
+      db.transaction = transaction;
+    },
+  };
+}
+
+const writesOf = (seen: Array<{ tx: number | null; text: string }>) =>
+  seen
+    .filter((s) => /^(INSERT|UPDATE|DELETE|WITH)/i.test(s.text))
+    .map((s) => ({ tx: s.tx, what: /(INSERT INTO|UPDATE|DELETE FROM) (\w+)/.exec(s.text)?.slice(1).join(' ') }));
+
+forEachDatabase<SalesWorld>(
+  'write commits',
+  (adapter, schema) => startSalesWorld(adapter, schema),
+  (w) => w.close(),
+  (get) => {
+    test('create_media_buy: the claim commits, then the buy, its package, booking, history and the stored answer in one transaction; a retry replays it', async () => {
+      const w = get();
+      const c = await w.client('rest');
+      const synced = await c.call('sync_accounts', {
+        idempotency_key: 'commits-accounts-000001',
+        accounts: [{ brand: { domain: 'commits.example' }, operator: 'commits.example', billing: 'operator' }],
+      });
+      const start = w.clock.now().getTime() + HOUR;
+      const args = {
+        idempotency_key: 'commits-create-0000001',
+        account: { account_id: synced.body.accounts[0].account_id },
+        start_time: new Date(start).toISOString(),
+        end_time: new Date(start + 6 * HOUR).toISOString(),
+        packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
+      };
+      const r = record(w);
+      let created: Awaited<ReturnType<typeof c.call>>;
+      try {
+        created = await c.call('create_media_buy', args);
+      } finally {
+        r.restore();
+      }
+      expect(created.ok).toBe(true);
+      const writes = writesOf(r.seen);
+      expect(writes.filter((x) => x.tx === null).map((x) => x.what)).toEqual(['INSERT INTO idempotency_keys']);
+      const inTx = writes.filter((x) => x.tx !== null);
+      expect(new Set(inTx.map((x) => x.tx)).size).toBe(1);
+      expect(inTx.map((x) => x.what).sort()).toEqual([
+        'INSERT INTO adsim_lines',
+        'INSERT INTO adsim_orders',
+        'INSERT INTO sales_buy_history',
+        'INSERT INTO sales_media_buys',
+        'INSERT INTO sales_packages',
+        'UPDATE idempotency_keys',
+      ]);
+      const replay = await c.call('create_media_buy', args);
+      const { replayed, ...first } = replay.body;
+      expect(replayed).toBe(true);
+      expect(first).toEqual(created.body);
+    });
+
+    test('sync_creatives: library writes and the idempotency record commit in one transaction; a retry replays it', async () => {
+      const w = get();
+      const c = await w.client('rest');
+      const synced = await c.call('sync_accounts', {
+        idempotency_key: 'commits-accounts-000002',
+        accounts: [{ brand: { domain: 'commits2.example' }, operator: 'commits2.example', billing: 'operator' }],
+      });
+      const args = {
+        idempotency_key: 'commits-creatives-00001',
+        account: { account_id: synced.body.accounts[0].account_id },
+        creatives: [
+          {
+            creative_id: 'commits_spot',
+            name: 'Spot',
+            format_id: { agent_url: REFERENCE_AGENT, id: 'video_ctv_preroll_30s' },
+            assets: { video: { asset_type: 'video', url: 'https://cdn.acme.example/spot.mp4', width: 1920, height: 1080, duration_ms: 30000 } },
+          },
+        ],
+      };
+      const r = record(w);
+      let done: Awaited<ReturnType<typeof c.call>>;
+      try {
+        done = await c.call('sync_creatives', args);
+      } finally {
+        r.restore();
+      }
+      expect(done.body.creatives[0]).toMatchObject({ creative_id: 'commits_spot', action: 'created' });
+      const writes = writesOf(r.seen);
+      expect(writes.filter((x) => x.tx === null)).toEqual([]);
+      expect(new Set(writes.map((x) => x.tx)).size).toBe(1);
+      expect(writes.map((x) => x.what).sort()).toEqual(['INSERT INTO idempotency_keys', 'INSERT INTO sales_creatives']);
+      const replay = await c.call('sync_creatives', args);
+      expect(replay.body).toMatchObject({ replayed: true, creatives: [{ creative_id: 'commits_spot', action: 'created' }] });
+    });
+  },
+);

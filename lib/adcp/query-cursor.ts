@@ -37,8 +37,12 @@ export function decodeOffset(cursor: string | undefined, print: string, field = 
   return cursor === undefined ? 0 : decodeCursor<number>(cursor, print, 'number', field);
 }
 
-/** The `pagination` member of a list response. */
-export function pageInfo(offset: number, returned: number, total: number, print: string) {
+/** The `pagination` member of a list response (`print` may be worked out only when a next page needs a cursor). */
+export function pageInfo(offset: number, returned: number, total: number, print: string | (() => string)) {
   const hasMore = offset + returned < total;
-  return { has_more: hasMore, total_count: total, ...(hasMore ? { cursor: encodeOffset(offset + returned, print) } : {}) };
+  return {
+    has_more: hasMore,
+    total_count: total,
+    ...(hasMore ? { cursor: encodeOffset(offset + returned, typeof print === 'string' ? print : print()) } : {}),
+  };
 }

@@ -10,8 +10,11 @@ import { cents } from './money.ts';
 
 export type ReportType = 'scheduled' | 'final' | 'delayed' | 'adjusted';
 
+/** The members of a package its figures show. */
+export type DeliveredPackage = Pick<PackageRow, 'package_id' | 'pricing_model' | 'rate' | 'currency' | 'paused'>;
+
 /** Per-package and total figures of one window report, in package order. */
-export function figures(packages: readonly PackageRow[], rep: WindowReport, withClicks = true) {
+export function figures(packages: readonly DeliveredPackage[], rep: WindowReport, withClicks = true) {
   const lines = new Map(rep.lines.map((l) => [l.packageId, l]));
   const byPackage = packages.map((p) => {
     const l: DeliveryFigures = lines.get(p.package_id) ?? { impressions: 0, spend: 0, clicks: 0 };

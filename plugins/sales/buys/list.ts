@@ -68,8 +68,11 @@ export function getMediaBuysTask(deps: SalesDeps, listings: BuyListings) {
       if (input.media_buy_ids) filters.push('ids');
       if (statuses) filters.push('statuses');
       const limit = input.pagination?.max_results ?? 50;
-      const print = fingerprint([owner, input.account, input.media_buy_ids, statuses, v31]);
-      const offset = decodeOffset(input.pagination?.cursor, print);
+      // The query's fingerprint (a hash) only when a cursor is read or written.
+      let print: string | undefined;
+      const printOf = () => (print ??= fingerprint([owner, input.account, input.media_buy_ids, statuses, v31]));
+      const cursor = input.pagination?.cursor;
+      const offset = cursor === undefined ? 0 : decodeOffset(cursor, printOf());
       const page = await listings.read('listed', filters, {
         owner,
         account_id: account?.account_id ?? null,
@@ -110,7 +113,7 @@ export function getMediaBuysTask(deps: SalesDeps, listings: BuyListings) {
         }
         media_buys.push(out);
       }
-      const body: Json = { media_buys, pagination: pageInfo(offset, buys.length, page.total, print) };
+      const body: Json = { media_buys, pagination: pageInfo(offset, buys.length, page.total, printOf) };
       if (deps.options.sandbox) body.sandbox = true;
       return body;
     },

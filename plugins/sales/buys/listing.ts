@@ -5,6 +5,7 @@ import { BatchedRead, byWish, wishRows } from '../../../lib/batched-read.ts';
 import { renderImpairment } from '../impairments.ts';
 import { renderFeedback } from '../feedback.ts';
 import { toPackage, type ListedBuyRow, type PackageRow } from './store.ts';
+import type { DeliveredPackage } from '../reports.ts';
 
 /** Which buys a reader wants: the caller's, listed to buyers (not under the seller's review), narrowed by the filters its shape names. */
 export interface BuysWanted {
@@ -32,28 +33,44 @@ const COLUMNS = sql`m.media_buy_id, m.account_id, m.status, m.revision, m.curren
   (m.push_config IS NOT NULL OR m.reporting_webhook IS NOT NULL) AS pushes`;
 
 /** A listed buy with its packages (each with its count of assigned creatives), open impairments and the feedback received (get_media_buys only). */
-export interface ListedBuy {
+export interface ListedBuy<P = PackageRow> {
   buy: ListedBuyRow;
-  packages: PackageRow[];
+  packages: P[];
   impairments: Json[];
   feedback: Json[];
 }
 
-/** A page of buys in creation order and how many match in all. */
-export interface BuysPage {
-  buys: ListedBuy[];
+/** A page of buys in creation order and how many match in all (`delivered`: not counted, the page's size). */
+export interface BuysPage<P = PackageRow> {
+  buys: ListedBuy<P>[];
   total: number;
 }
 
-/** What a reader shows beside the buys: `listed` (get_media_buys) impairments and feedback too; `delivered`, the packages only. */
+/**
+ * What a reader shows beside the buys: `listed` (get_media_buys) whole packages, impairments and feedback;
+ * `delivered` (get_media_buy_delivery) the package members its figures show, uncounted (less for
+ * Postgres to run, the driver to decode).
+ */
 export type BuysView = 'listed' | 'delivered';
+
+const PACKAGE_COLUMNS: Record<BuysView, ReturnType<typeof sql>> = {
+  listed: sql`p.*, (SELECT count(*)::int FROM sales_creative_assignments a WHERE a.package_id = p.package_id) AS creatives`,
+  delivered: sql`p.package_id, p.pricing_model, p.rate, p.currency, p.paused, p.position`,
+};
+const toDelivered = (r: any): DeliveredPackage => ({
+  package_id: r.package_id,
+  pricing_model: r.pricing_model,
+  rate: Number(r.rate),
+  currency: r.currency,
+  paused: r.paused,
+});
 
 /**
  * The buys every reader waiting at once wants (get_media_buys, get_media_buy_delivery), with what
  * it shows beside them, in one statement per round, view and filter set (BatchedRead).
  */
 export class BuyListings {
-  private readonly pages: BatchedRead<BuysWanted, BuysPage>;
+  private readonly pages: BatchedRead<BuysWanted, BuysPage<PackageRow | DeliveredPackage>>;
 
   constructor(db: DatabasePort) {
     this.pages = new BatchedRead(async (shape, wishes) => {
@@ -62,8 +79,7 @@ export class BuyListings {
       const rows = await db.query<ListedBuyRow & { i: number; listed_total: number; package_rows: any[]; impairment_rows?: any[]; feedback_rows?: any[] }>(sql`
         SELECT m.*,
           (SELECT COALESCE(json_agg(p ORDER BY p.position), '[]') FROM (
-            SELECT p.*, (SELECT count(*)::int FROM sales_creative_assignments a WHERE a.package_id = p.package_id) AS creatives
-            FROM sales_packages p WHERE p.media_buy_id = m.media_buy_id) p) AS package_rows
+            SELECT ${PACKAGE_COLUMNS[view]} FROM sales_packages p WHERE p.media_buy_id = m.media_buy_id) p) AS package_rows
           ${
             view === 'listed'
               ? sql`, (SELECT COALESCE(json_agg(x ORDER BY x.observed_at, x.impairment_id), '[]')
@@ -74,15 +90,15 @@ export class BuyListings {
           }
         FROM ${wishRows(wishes, 'owner text, account_id text, ids text[], statuses text[], "limit" int, "offset" int')}
         CROSS JOIN LATERAL (
-          SELECT r.i, ${COLUMNS}, count(*) OVER ()::int AS listed_total FROM sales_media_buys m WHERE ${sql.join(where, ' AND ')}
+          SELECT r.i, ${COLUMNS}${view === 'listed' ? sql`, count(*) OVER ()::int AS listed_total` : sql.empty} FROM sales_media_buys m WHERE ${sql.join(where, ' AND ')}
           ORDER BY m.created_at, m.media_buy_id LIMIT r."limit" OFFSET r."offset") m
         ORDER BY m.i, m.created_at, m.media_buy_id`);
       return byWish(rows, wishes.length).map((page) => ({
-        total: page[0]?.listed_total ?? 0,
+        total: page[0]?.listed_total ?? page.length,
         buys: page.map(({ i: _, listed_total: __, package_rows, impairment_rows, feedback_rows, ...buy }) => ({
           // Timestamps come as Dates (both drivers); numbers as the driver gives them.
           buy: { ...buy, revision: Number(buy.revision), total_budget: Number(buy.total_budget) },
-          packages: package_rows.map(toPackage),
+          packages: package_rows.map(view === 'listed' ? toPackage : toDelivered),
           impairments: impairment_rows?.map(renderImpairment) ?? [],
           feedback: feedback_rows?.map(renderFeedback) ?? [],
         })),
@@ -91,7 +107,9 @@ export class BuyListings {
   }
 
   /** A page of the buys `wanted` names through `filters`; a page past the end still counts the matches. */
-  async read(view: BuysView, filters: readonly BuysFilter[], wanted: BuysWanted): Promise<BuysPage> {
+  read(view: 'listed', filters: readonly BuysFilter[], wanted: BuysWanted): Promise<BuysPage<PackageRow>>;
+  read(view: 'delivered', filters: readonly BuysFilter[], wanted: BuysWanted): Promise<BuysPage<DeliveredPackage>>;
+  async read(view: BuysView, filters: readonly BuysFilter[], wanted: BuysWanted): Promise<BuysPage<PackageRow | DeliveredPackage>> {
     const shape = `${view}:${filters.join(',')}`;
     const page = await this.pages.read(shape, wanted);
     if (page.buys.length || wanted.offset === 0) return page;

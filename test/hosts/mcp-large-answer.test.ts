@@ -9,7 +9,9 @@ const handlers = (text: string, afterTurn: boolean): FastHandlers => ({
   capabilities: {},
   listTools: () => ({ tools: [] }),
   callTool: async () => {
-    if (afterTurn) await new Promise((r) => setTimeout(r, 1));
+    // After the turn as a database answer comes: the request's turn has ended (its check phase ran, the
+    // fast path's turn counter with it) before this resumes. A bare timer may fire before that check phase.
+    if (afterTurn) await new Promise((r) => setImmediate(() => setTimeout(r, 1)));
     return { content: [{ type: 'text', text }] };
   },
 });

@@ -4,7 +4,7 @@ import type { Json } from '../../../core/task.ts';
 import { BatchedRead, byWish, wishRows } from '../../../lib/batched-read.ts';
 import { renderImpairment } from '../impairments.ts';
 import { renderFeedback } from '../feedback.ts';
-import { toPackage, type ListedBuyRow, type PackageRow } from './store.ts';
+import type { DeliveredBuyRow, ListedBuyRow, ListedPackage } from './store.ts';
 import type { DeliveredPackage } from '../reports.ts';
 
 /** Which buys a reader wants: the caller's, listed to buyers (not under the seller's review), narrowed by the filters its shape names. */
@@ -27,36 +27,54 @@ const FILTERS = {
 };
 export type BuysFilter = keyof typeof FILTERS;
 
-/** The columns of a ListedBuyRow. */
-const COLUMNS = sql`m.media_buy_id, m.account_id, m.status, m.revision, m.currency, m.total_budget, m.start_time, m.end_time, m.confirmed_at,
-  m.started_at, m.ended_at, m.rejection_reason, m.canceled_by, m.cancellation_reason, m.governance, m.created_at, m.updated_at,
-  (m.push_config IS NOT NULL OR m.reporting_webhook IS NOT NULL) AS pushes`;
-
 /** A listed buy with its packages (each with its count of assigned creatives), open impairments and the feedback received (get_media_buys only). */
-export interface ListedBuy<P = PackageRow> {
-  buy: ListedBuyRow;
+export interface ListedBuy<B = ListedBuyRow, P = ListedPackage> {
+  buy: B;
   packages: P[];
   impairments: Json[];
   feedback: Json[];
 }
 
 /** A page of buys in creation order and how many match in all (`delivered`: not counted, the page's size). */
-export interface BuysPage<P = PackageRow> {
-  buys: ListedBuy<P>[];
+export interface BuysPage<B = ListedBuyRow, P = ListedPackage> {
+  buys: ListedBuy<B, P>[];
   total: number;
 }
 
 /**
- * What a reader shows beside the buys: `listed` (get_media_buys) whole packages, impairments and feedback;
- * `delivered` (get_media_buy_delivery) the package members its figures show, uncounted (less for
- * Postgres to run, the driver to decode).
+ * What a reader shows of the buys and beside them: `listed` (get_media_buys) the members it renders
+ * of buys and packages, impairments and feedback; `delivered` (get_media_buy_delivery) the members
+ * its reporting period and figures use, packages uncounted. Only what is shown is read: less for
+ * Postgres to run and send, for the driver to decode (each timestamp a Date, each json a parse).
  */
 export type BuysView = 'listed' | 'delivered';
 
+/** The columns of a ListedBuyRow, a DeliveredBuyRow (created_at: the order of the page). */
+const COLUMNS: Record<BuysView, ReturnType<typeof sql>> = {
+  listed: sql`m.media_buy_id, m.account_id, m.status, m.revision, m.currency, m.total_budget, m.start_time, m.end_time, m.confirmed_at,
+  m.ended_at, m.rejection_reason, m.canceled_by, m.cancellation_reason, m.governance, m.created_at, m.updated_at,
+  (m.push_config IS NOT NULL OR m.reporting_webhook IS NOT NULL) AS pushes`,
+  delivered: sql`m.media_buy_id, m.status, m.currency, m.start_time, m.end_time, m.started_at, m.ended_at, m.created_at`,
+};
+/** The columns of a ListedPackage, a DeliveredPackage (position: their order). */
 const PACKAGE_COLUMNS: Record<BuysView, ReturnType<typeof sql>> = {
-  listed: sql`p.*, (SELECT count(*)::int FROM sales_creative_assignments a WHERE a.package_id = p.package_id) AS creatives`,
+  listed: sql`p.package_id, p.product_id, p.budget, p.currency, p.bid_price, p.paused, p.canceled, p.format_ids, p.targeting_overlay, p.position,
+    (SELECT count(*)::int FROM sales_creative_assignments a WHERE a.package_id = p.package_id) AS creatives`,
   delivered: sql`p.package_id, p.pricing_model, p.rate, p.currency, p.paused, p.position`,
 };
+// Numerics come as strings in json (both drivers).
+const toListed = (r: any): ListedPackage => ({
+  package_id: r.package_id,
+  product_id: r.product_id,
+  budget: Number(r.budget),
+  currency: r.currency,
+  bid_price: r.bid_price === null ? null : Number(r.bid_price),
+  paused: r.paused,
+  canceled: r.canceled,
+  format_ids: r.format_ids,
+  targeting_overlay: r.targeting_overlay,
+  creatives: Number(r.creatives ?? 0),
+});
 const toDelivered = (r: any): DeliveredPackage => ({
   package_id: r.package_id,
   pricing_model: r.pricing_model,
@@ -70,13 +88,13 @@ const toDelivered = (r: any): DeliveredPackage => ({
  * it shows beside them, in one statement per round, view and filter set (BatchedRead).
  */
 export class BuyListings {
-  private readonly pages: BatchedRead<BuysWanted, BuysPage<PackageRow | DeliveredPackage>>;
+  private readonly pages: BatchedRead<BuysWanted, BuysPage<ListedBuyRow | DeliveredBuyRow, ListedPackage | DeliveredPackage>>;
 
   constructor(db: DatabasePort) {
     this.pages = new BatchedRead(async (shape, wishes) => {
       const [view, filters] = shape.split(':') as [BuysView, string];
       const where = [sql`m.owner = r.owner`, sql`m.status <> 'pending_review'`, ...(filters ? filters.split(',').map((f) => FILTERS[f as BuysFilter]) : [])];
-      const rows = await db.query<ListedBuyRow & { i: number; listed_total: number; package_rows: any[]; impairment_rows?: any[]; feedback_rows?: any[] }>(sql`
+      const rows = await db.query<{ i: number; listed_total: number; package_rows: any[]; impairment_rows?: any[]; feedback_rows?: any[]; [column: string]: any }>(sql`
         SELECT m.*,
           (SELECT COALESCE(json_agg(p ORDER BY p.position), '[]') FROM (
             SELECT ${PACKAGE_COLUMNS[view]} FROM sales_packages p WHERE p.media_buy_id = m.media_buy_id) p) AS package_rows
@@ -90,15 +108,16 @@ export class BuyListings {
           }
         FROM ${wishRows(wishes, 'owner text, account_id text, ids text[], statuses text[], "limit" int, "offset" int')}
         CROSS JOIN LATERAL (
-          SELECT r.i, ${COLUMNS}${view === 'listed' ? sql`, count(*) OVER ()::int AS listed_total` : sql.empty} FROM sales_media_buys m WHERE ${sql.join(where, ' AND ')}
+          SELECT r.i, ${COLUMNS[view]}${view === 'listed' ? sql`, count(*) OVER ()::int AS listed_total` : sql.empty} FROM sales_media_buys m WHERE ${sql.join(where, ' AND ')}
           ORDER BY m.created_at, m.media_buy_id LIMIT r."limit" OFFSET r."offset") m
         ORDER BY m.i, m.created_at, m.media_buy_id`);
+      const toPackage: (r: any) => ListedPackage | DeliveredPackage = view === 'listed' ? toListed : toDelivered;
       return byWish(rows, wishes.length).map((page) => ({
         total: page[0]?.listed_total ?? page.length,
         buys: page.map(({ i: _, listed_total: __, package_rows, impairment_rows, feedback_rows, ...buy }) => ({
           // Timestamps come as Dates (both drivers); numbers as the driver gives them.
-          buy: { ...buy, revision: Number(buy.revision), total_budget: Number(buy.total_budget) },
-          packages: package_rows.map(view === 'listed' ? toPackage : toDelivered),
+          buy: (view === 'listed' ? { ...buy, revision: Number(buy.revision), total_budget: Number(buy.total_budget) } : buy) as ListedBuyRow | DeliveredBuyRow,
+          packages: package_rows.map(toPackage),
           impairments: impairment_rows?.map(renderImpairment) ?? [],
           feedback: feedback_rows?.map(renderFeedback) ?? [],
         })),
@@ -107,9 +126,13 @@ export class BuyListings {
   }
 
   /** A page of the buys `wanted` names through `filters`; a page past the end still counts the matches. */
-  read(view: 'listed', filters: readonly BuysFilter[], wanted: BuysWanted): Promise<BuysPage<PackageRow>>;
-  read(view: 'delivered', filters: readonly BuysFilter[], wanted: BuysWanted): Promise<BuysPage<DeliveredPackage>>;
-  async read(view: BuysView, filters: readonly BuysFilter[], wanted: BuysWanted): Promise<BuysPage<PackageRow | DeliveredPackage>> {
+  read(view: 'listed', filters: readonly BuysFilter[], wanted: BuysWanted): Promise<BuysPage<ListedBuyRow, ListedPackage>>;
+  read(view: 'delivered', filters: readonly BuysFilter[], wanted: BuysWanted): Promise<BuysPage<DeliveredBuyRow, DeliveredPackage>>;
+  async read(
+    view: BuysView,
+    filters: readonly BuysFilter[],
+    wanted: BuysWanted,
+  ): Promise<BuysPage<ListedBuyRow | DeliveredBuyRow, ListedPackage | DeliveredPackage>> {
     const shape = `${view}:${filters.join(',')}`;
     const page = await this.pages.read(shape, wanted);
     if (page.buys.length || wanted.offset === 0) return page;

@@ -1,6 +1,6 @@
 import type { Json } from '../../../core/task.ts';
 import { VALID_ACTIONS } from './status.ts';
-import type { BuyRow, ListedBuyRow, PackageRow } from './store.ts';
+import type { BuyRow, ListedBuyRow, ListedPackage, PackageRow } from './store.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -54,7 +54,7 @@ export function renderGovernance(b: Pick<BuyRow, 'governance'>): Json | undefine
 }
 
 /** A media buy as get_media_buys lists it. */
-export function renderListedBuy(b: ListedBuyRow, packages: PackageRow[], account: { account_id: string; name: string; status: string } | undefined): Json {
+export function renderListedBuy(b: ListedBuyRow, packages: ListedPackage[], account: { account_id: string; name: string; status: string } | undefined): Json {
   const out: Json = {
     media_buy_id: b.media_buy_id,
     status: b.status,

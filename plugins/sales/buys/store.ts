@@ -64,7 +64,7 @@ export interface BuyRow {
   updated_at: Date;
 }
 
-/** What get_media_buys and get_media_buy_delivery show of a buy (listing.ts); `pushes`: it has a push or reporting channel. */
+/** What get_media_buys shows of a buy (listing.ts); `pushes`: it has a push or reporting channel. */
 export type ListedBuyRow = Pick<
   BuyRow,
   | 'media_buy_id'
@@ -76,7 +76,6 @@ export type ListedBuyRow = Pick<
   | 'start_time'
   | 'end_time'
   | 'confirmed_at'
-  | 'started_at'
   | 'ended_at'
   | 'rejection_reason'
   | 'canceled_by'
@@ -85,6 +84,8 @@ export type ListedBuyRow = Pick<
   | 'created_at'
   | 'updated_at'
 > & { pushes: boolean };
+/** What get_media_buy_delivery reads of a buy (listing.ts). */
+export type DeliveredBuyRow = Pick<BuyRow, 'media_buy_id' | 'status' | 'currency' | 'start_time' | 'end_time' | 'started_at' | 'ended_at' | 'created_at'>;
 export interface PackageRow {
   package_id: string;
   media_buy_id: string;
@@ -105,6 +106,12 @@ export interface PackageRow {
   /** Creatives assigned to the package. */
   creatives: number;
 }
+
+/** What get_media_buys shows of a package (listing.ts). */
+export type ListedPackage = Pick<
+  PackageRow,
+  'package_id' | 'product_id' | 'budget' | 'currency' | 'bid_price' | 'paused' | 'canceled' | 'format_ids' | 'targeting_overlay' | 'creatives'
+>;
 
 const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
 

@@ -94,7 +94,14 @@ export class BuyListings {
     this.pages = new BatchedRead(async (shape, wishes) => {
       const [view, filters] = shape.split(':') as [BuysView, string];
       const where = [sql`m.owner = r.owner`, sql`m.status <> 'pending_review'`, ...(filters ? filters.split(',').map((f) => FILTERS[f as BuysFilter]) : [])];
-      const rows = await db.query<{ i: number; listed_total: number; package_rows: any[]; impairment_rows?: any[]; feedback_rows?: any[]; [column: string]: any }>(sql`
+      const rows = await db.query<{
+        i: number;
+        listed_total: number;
+        package_rows: any[];
+        impairment_rows?: any[];
+        feedback_rows?: any[];
+        [column: string]: any;
+      }>(sql`
         SELECT m.*,
           (SELECT COALESCE(json_agg(p ORDER BY p.position), '[]') FROM (
             SELECT ${PACKAGE_COLUMNS[view]} FROM sales_packages p WHERE p.media_buy_id = m.media_buy_id) p) AS package_rows

@@ -55,13 +55,16 @@ export function renderGovernance(b: Pick<BuyRow, 'governance'>): Json | undefine
 
 /** A media buy as get_media_buys lists it. */
 export function renderListedBuy(b: ListedBuyRow, packages: ListedPackage[], account: { account_id: string; name: string; status: string } | undefined): Json {
+  // The buy's flight, which every package shows too.
+  const start_time = b.start_time.toISOString();
+  const end_time = b.end_time.toISOString();
   const out: Json = {
     media_buy_id: b.media_buy_id,
     status: b.status,
     currency: b.currency,
     total_budget: b.total_budget,
-    start_time: b.start_time.toISOString(),
-    end_time: b.end_time.toISOString(),
+    start_time,
+    end_time,
     confirmed_at: iso(b.confirmed_at),
     revision: b.revision,
     created_at: b.created_at.toISOString(),
@@ -73,8 +76,8 @@ export function renderListedBuy(b: ListedBuyRow, packages: ListedPackage[], acco
         product_id: p.product_id,
         budget: p.budget,
         currency: p.currency,
-        start_time: b.start_time.toISOString(),
-        end_time: b.end_time.toISOString(),
+        start_time,
+        end_time,
         paused: p.paused,
         canceled: p.canceled,
       };

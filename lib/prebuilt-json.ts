@@ -82,3 +82,15 @@ export function prebuiltJson(value: unknown): { json: string; quoted: string } |
   if (VERIFY && json !== JSON.stringify(value)) throw new Error(`declared JSON differs from the object's:\n${json}\n${JSON.stringify(value)}`);
   return { json, quoted };
 }
+
+/**
+ * `value`'s JSON text, declared on it when it had no declaration (its text and escaped form made
+ * once): a response stored for replays as JSON text is not serialized again by the host answering it.
+ */
+export function jsonOnce(value: Record<string, unknown>): string {
+  const prebuilt = prebuiltJson(value);
+  if (prebuilt) return prebuilt.json;
+  const json = JSON.stringify(value);
+  declareJson(value, [JsonPiece.text(json.slice(1, -1))]);
+  return json;
+}

@@ -5,6 +5,7 @@ import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
 import type { IdempotencyBegin, IdempotencyClaim, IdempotencyFound, IdempotencyPort } from '../../core/ports/idempotency.ts';
 import type { Json } from '../../core/task.ts';
+import { jsonOnce } from '../../lib/prebuilt-json.ts';
 
 export interface IdempotencyOptions {
   replayTtlSeconds: number;
@@ -72,7 +73,7 @@ export class DbIdempotency implements IdempotencyPort {
     const inserted = await tx.query(sql`
       INSERT INTO idempotency_keys (principal_id, key, task_name, payload_hash, state, claim_id, response, created_at, claimed_until, expires_at)
       VALUES (${principalId}::text, ${key}::text, ${taskName}::text, ${payloadHash}::text, 'completed', ${this.ids.uuid7()}::uuid,
-              ${response}::jsonb, ${now}::timestamptz, ${now}::timestamptz, ${expiresAt}::timestamptz)
+              ${jsonOnce(response)}::text::jsonb, ${now}::timestamptz, ${now}::timestamptz, ${expiresAt}::timestamptz)
       ON CONFLICT (principal_id, key) DO NOTHING
       RETURNING 1 AS recorded`);
     if (inserted.length) return { kind: 'recorded' };
@@ -147,7 +148,7 @@ export class DbIdempotency implements IdempotencyPort {
 
   async complete(claim: IdempotencyClaim, response: Json, tx: Queryable = this.db): Promise<void> {
     await tx.query(sql`
-      UPDATE idempotency_keys SET state = 'completed', response = ${response}::jsonb
+      UPDATE idempotency_keys SET state = 'completed', response = ${jsonOnce(response)}::text::jsonb
       WHERE principal_id = ${claim.principalId}::text AND key = ${claim.key}::text AND claim_id = ${claim.claimId}::uuid`);
   }
 

@@ -7,6 +7,7 @@ import type { Queryable } from '../../core/ports/database.ts';
 import type { BuyerDataDeps } from './deps.ts';
 import { accountRef, timestamp, versionFields } from '../../lib/adcp/request-fields.ts';
 import { findPlaintextPii, SHA256_HEX } from './pii.ts';
+import { fastAccept } from '../../lib/fast-accept.ts';
 
 const EVENT_TYPES = [
   'page_view',
@@ -156,7 +157,7 @@ export function syncEventSourcesTask(deps: BuyerDataDeps) {
   });
 }
 
-const event = v.pipe(
+const fullEvent = v.pipe(
   v.looseObject({
     event_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(256, 'must be at most 256 characters')),
     event_type: eventType,
@@ -189,9 +190,56 @@ const event = v.pipe(
   }),
 );
 
+const EVENT_TYPE_SET = new Set<string>(EVENT_TYPES);
+const ACTION_SOURCE_SET = new Set<string>(ACTION_SOURCES);
+const CURRENCY = /^[A-Z]{3}$/;
+/** A plain object valibot's loose object copies whole (it leaves out members named __proto__, prototype, constructor). */
+const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' &&
+  x !== null &&
+  !Array.isArray(x) &&
+  !Object.hasOwn(x, '__proto__') &&
+  !Object.hasOwn(x, 'prototype') &&
+  !Object.hasOwn(x, 'constructor');
+
+/**
+ * The common event fullEvent accepts as it is (fastAccept): id, type, time, custom_data's value and
+ * currency, action_source and custom_event_name checked as the schema checks them, other members
+ * passed through. user_match and event_source_url (and anything doubtful) go through the schema.
+ */
+function acceptsEvent(e: unknown): boolean {
+  if (!isObject(e)) return false;
+  const id = e.event_id;
+  if (typeof id !== 'string' || id.length < 1 || id.length > 256) return false;
+  if (typeof e.event_type !== 'string' || !EVENT_TYPE_SET.has(e.event_type)) return false;
+  if (typeof e.event_time !== 'string' || !v.ISO_TIMESTAMP_REGEX.test(e.event_time)) return false;
+  if (e.user_match !== undefined || e.event_source_url !== undefined) return false;
+  const data = e.custom_data;
+  if (data !== undefined) {
+    if (!isObject(data)) return false;
+    const value = data.value;
+    if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1e9)) return false;
+    if (data.currency !== undefined && (typeof data.currency !== 'string' || !CURRENCY.test(data.currency))) return false;
+  }
+  if (e.action_source !== undefined && (typeof e.action_source !== 'string' || !ACTION_SOURCE_SET.has(e.action_source))) return false;
+  const name = e.custom_event_name;
+  return name === undefined || (typeof name === 'string' && name.length <= 128);
+}
+
+/** Events are checked one by one, up to 10 000 per call: the common well-formed one skips valibot's walk. */
+export const eventSchema = fastAccept(fullEvent, acceptsEvent);
+export const fullEventSchemaForTests = fullEvent;
+
 /** Whether an event names its user: a user_match member with a non-empty value. */
 const matchable = (e: { user_match?: Record<string, unknown> }) =>
   Object.values(e.user_match ?? {}).some((x) => (typeof x === 'string' ? x.length > 0 : Array.isArray(x) ? x.length > 0 : x !== null && x !== undefined));
+
+const logEventInput = v.looseObject({
+  ...versionFields,
+  event_source_id: sourceId,
+  test_event_code: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
+  events: v.pipe(v.array(eventSchema, 'must be an array of events'), v.minLength(1, 'must not be empty'), v.maxLength(10_000, 'accepts at most 10000 events')),
+});
 
 export function logEventTask(deps: BuyerDataDeps) {
   return defineTask({
@@ -201,76 +249,74 @@ export function logEventTask(deps: BuyerDataDeps) {
     protocol: 'media_buy',
     requestSchema: 'media-buy/log-event-request.json',
     mutating: true,
-    input: v.looseObject({
-      ...versionFields,
-      event_source_id: sourceId,
-      test_event_code: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
-      events: v.pipe(v.array(event, 'must be an array of events'), v.minLength(1, 'must not be empty'), v.maxLength(10_000, 'accepts at most 10000 events')),
-    }),
+    input: logEventInput,
     // Database only (attribution writes through the ad server's port, in the call's transaction): one
     // commit for the events, their conversions and the idempotency record.
     transactional: true,
-    async handler({ input, principal, clock, tx }) {
-      const owner = principal.orgId;
-      const now = clock.now();
-      const q = tx ?? deps.db;
-      const [source] = await q.query<{ account_id: string; event_types: string[] | null }>(
-        sql`SELECT account_id, event_types FROM sales_event_sources WHERE owner = ${owner}::text AND event_source_id = ${input.event_source_id}::text`,
-      );
-      if (!source) {
-        throw new ProtocolError('REFERENCE_NOT_FOUND', `No event source ${input.event_source_id} for this caller`, {
-          status: 404,
-          field: 'event_source_id',
-          suggestion: 'Register it with sync_event_sources',
-        });
-      }
-      const test = input.test_event_code !== undefined;
-      const failures: Json[] = [];
-      const accepted: typeof input.events = [];
-      const seen = new Set<string>();
-      for (const e of input.events) {
-        const at = new Date(e.event_time);
-        if (source.event_types && !source.event_types.includes(e.event_type))
-          failures.push({ event_id: e.event_id, code: 'INVALID_REQUEST', message: `event_type ${e.event_type} is not tracked by this event source` });
-        else if (at.getTime() > now.getTime() + 5 * 60_000)
-          failures.push({ event_id: e.event_id, code: 'INVALID_REQUEST', message: 'event_time is in the future' });
-        else if (at.getTime() < now.getTime() - 90 * DAY)
-          failures.push({ event_id: e.event_id, code: 'INVALID_REQUEST', message: 'event_time is more than 90 days old' });
-        else if (!seen.has(e.event_id)) {
-          seen.add(e.event_id);
-          accepted.push(e);
-        }
-      }
-      const processed = await storeEvents(
-        deps,
-        tx ?? null,
-        owner,
-        { event_source_id: input.event_source_id, account_id: source.account_id },
-        accepted.map((e) => ({
-          event_id: e.event_id,
-          event_type: e.event_type,
-          event_time: e.event_time,
-          value: e.custom_data?.value ?? null,
-          currency: e.custom_data?.currency ?? null,
-        })),
-        test,
-        now,
-      );
-      const duplicates = input.events.length - failures.length - processed;
-      const body: Json = { events_received: input.events.length, events_processed: processed };
-      // The share of the batch's valid events that carry a user identifier to match on: one without
-      // any (no hashed email or phone, no other user_match id) can be counted but never matched; a
-      // batch with no valid event matched nothing (0).
-      body.match_quality = accepted.length ? Math.round((accepted.filter(matchable).length / accepted.length) * 100) / 100 : 0;
-      if (failures.length) body.partial_failures = failures;
-      const warnings: string[] = [];
-      if (duplicates) warnings.push(`${duplicates} event(s) repeated an event_id already logged for this source`);
-      if (test) warnings.push('Test events: validated and stored, not attributed to delivery');
-      if (warnings.length) body.warnings = warnings;
-      if (deps.options.sandbox) body.sandbox = true;
-      return body;
+    handler({ input, principal, clock, tx }) {
+      // Without the call's transaction (another instance held the key), one of its own.
+      return tx
+        ? logEvents(deps, input, principal.orgId, clock.now(), tx)
+        : deps.db.transaction((own) => logEvents(deps, input, principal.orgId, clock.now(), own));
     },
   });
+}
+
+async function logEvents(deps: BuyerDataDeps, input: v.InferOutput<typeof logEventInput>, owner: string, now: Date, tx: Queryable): Promise<Json> {
+  const test = input.test_event_code !== undefined;
+  const tooLate = now.getTime() + 5 * 60_000;
+  const tooEarly = now.getTime() - 90 * DAY;
+  const age = (e: { event_time: string }) => {
+    const at = new Date(e.event_time).getTime();
+    return at > tooLate ? 'event_time is in the future' : at < tooEarly ? 'event_time is more than 90 days old' : null;
+  };
+  // The source is read by the statement storing the events (one round trip): the events of a valid
+  // time go, in order, and the statement keeps those of a type the source tracks, the first per event_id.
+  const timely = input.events.filter((e) => age(e) === null);
+  const stored = await insertSourceEvents(tx, owner, input.event_source_id, timely.map(storedEvent), test, now);
+  if (!stored) {
+    throw new ProtocolError('REFERENCE_NOT_FOUND', `No event source ${input.event_source_id} for this caller`, {
+      status: 404,
+      field: 'event_source_id',
+      suggestion: 'Register it with sync_event_sources',
+    });
+  }
+  const { source, fresh } = stored;
+  const failures: Json[] = [];
+  const accepted: typeof input.events = [];
+  const seen = new Set<string>();
+  for (const e of input.events) {
+    const late = age(e);
+    if (source.event_types && !source.event_types.includes(e.event_type))
+      failures.push({ event_id: e.event_id, code: 'INVALID_REQUEST', message: `event_type ${e.event_type} is not tracked by this event source` });
+    else if (late !== null) failures.push({ event_id: e.event_id, code: 'INVALID_REQUEST', message: late });
+    else if (!seen.has(e.event_id)) {
+      seen.add(e.event_id);
+      accepted.push(e);
+    }
+  }
+  if (!test && fresh.size)
+    await attribute(
+      deps,
+      tx,
+      owner,
+      { event_source_id: input.event_source_id, account_id: source.account_id },
+      accepted.filter((e) => fresh.has(e.event_id)).map(storedEvent),
+    );
+  const processed = fresh.size;
+  const duplicates = input.events.length - failures.length - processed;
+  const body: Json = { events_received: input.events.length, events_processed: processed };
+  // The share of the batch's valid events that carry a user identifier to match on: one without
+  // any (no hashed email or phone, no other user_match id) can be counted but never matched; a
+  // batch with no valid event matched nothing (0).
+  body.match_quality = accepted.length ? Math.round((accepted.filter(matchable).length / accepted.length) * 100) / 100 : 0;
+  if (failures.length) body.partial_failures = failures;
+  const warnings: string[] = [];
+  if (duplicates) warnings.push(`${duplicates} event(s) repeated an event_id already logged for this source`);
+  if (test) warnings.push('Test events: validated and stored, not attributed to delivery');
+  if (warnings.length) body.warnings = warnings;
+  if (deps.options.sandbox) body.sandbox = true;
+  return body;
 }
 
 /** A conversion event as stored (log_event's events, or a pixel hit). */
@@ -280,6 +326,43 @@ export interface StoredEvent {
   event_time: string;
   value: number | null;
   currency: string | null;
+}
+
+const storedEvent = (e: { event_id: string; event_type: string; event_time: string; custom_data?: { value?: number; currency?: string } }): StoredEvent => ({
+  event_id: e.event_id,
+  event_type: e.event_type,
+  event_time: e.event_time,
+  value: e.custom_data?.value ?? null,
+  currency: e.custom_data?.currency ?? null,
+});
+
+const EVENT_COLUMNS = sql`(event_id text, event_type text, event_time timestamptz, value numeric, currency text)`;
+
+/**
+ * log_event's one statement: read the caller's event source and store, of `events` (in order), those
+ * of a type it tracks, the first per event_id, skipping an event_id the source logged before.
+ * Undefined when the caller has no such source (nothing stored); else the source and the new event_ids.
+ */
+async function insertSourceEvents(
+  tx: Queryable,
+  owner: string,
+  sourceId: string,
+  events: readonly StoredEvent[],
+  test: boolean,
+  now: Date,
+): Promise<{ source: { account_id: string; event_types: string[] | null }; fresh: Set<string> } | undefined> {
+  const [row] = await tx.query<{ account_id: string; event_types: string[] | null; inserted: string[] }>(sql`
+    WITH src AS (SELECT account_id, event_types FROM sales_event_sources WHERE owner = ${owner}::text AND event_source_id = ${sourceId}::text),
+    ins AS (
+      INSERT INTO sales_events (owner, event_source_id, event_id, event_type, event_time, value, currency, test, received_at)
+      SELECT DISTINCT ON (x.event_id) ${owner}::text, ${sourceId}::text, x.event_id, x.event_type, x.event_time, x.value, x.currency, ${test}::boolean, ${now}::timestamptz
+      FROM src, ROWS FROM (jsonb_to_recordset(${events}::jsonb) AS ${EVENT_COLUMNS})
+        WITH ORDINALITY AS x(event_id, event_type, event_time, value, currency, n)
+      WHERE src.event_types IS NULL OR x.event_type = ANY(src.event_types)
+      ORDER BY x.event_id, x.n
+      ON CONFLICT (owner, event_source_id, event_id) DO NOTHING RETURNING event_id)
+    SELECT account_id, event_types, ARRAY(SELECT event_id FROM ins) AS inserted FROM src`);
+  return row && { source: { account_id: row.account_id, event_types: row.event_types }, fresh: new Set(row.inserted) };
 }
 
 /**
@@ -301,12 +384,28 @@ export async function storeEvents(
     event_id: string;
   }>(sql`INSERT INTO sales_events (owner, event_source_id, event_id, event_type, event_time, value, currency, test, received_at)
       SELECT ${owner}::text, ${source.event_source_id}::text, x.event_id, x.event_type, x.event_time, x.value, x.currency, ${test}::boolean, ${now}::timestamptz
-      FROM jsonb_to_recordset(${events}::jsonb) AS x(event_id text, event_type text, event_time timestamptz, value numeric, currency text)
+      FROM jsonb_to_recordset(${events}::jsonb) AS x${EVENT_COLUMNS}
       ON CONFLICT (owner, event_source_id, event_id) DO NOTHING RETURNING event_id`);
   const fresh = new Set(inserted.map((r) => r.event_id));
-  if (test || !fresh.size) return fresh.size;
-  // Attribution happens in the ad server, to lines of the account's buys serving at the event times.
-  const kept = events.filter((e) => fresh.has(e.event_id));
+  if (!test && fresh.size)
+    await attribute(
+      deps,
+      tx,
+      owner,
+      source,
+      events.filter((e) => fresh.has(e.event_id)),
+    );
+  return fresh.size;
+}
+
+/** Have the ad server attribute new events (`kept`) to lines of the account's buys serving at their times. */
+async function attribute(
+  deps: BuyerDataDeps,
+  tx: Queryable,
+  owner: string,
+  source: { event_source_id: string; account_id: string },
+  kept: readonly StoredEvent[],
+): Promise<void> {
   const times = kept.map((e) => new Date(e.event_time).getTime());
   const buys = await deps.mediaBuys.servingBetween(tx, source.account_id, new Date(Math.min(...times)), new Date(Math.max(...times)));
   const conversions: Conversion[] = kept.map((e) => ({
@@ -317,5 +416,4 @@ export async function storeEvents(
     ...(e.currency ? { currency: e.currency } : {}),
   }));
   if (buys.length) await deps.adServer.recordConversions(tx, buys, conversions);
-  return fresh.size;
 }

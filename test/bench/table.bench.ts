@@ -65,6 +65,12 @@ async function start(env: Record<string, string>, dir = import.meta.dir) {
     },
   };
 }
+/** CPU time (user + system) a process used so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
+const cpuMs = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
 const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024);
 
 // ---- The calls. `args(u)` gets a fresh UUID per call (ids, idempotency keys, names that must be new).
@@ -247,6 +253,8 @@ interface Row {
   p95_ms: number;
   baseline_rps: number;
   ratio: number;
+  /** CPU time of the agents' server per call over its rounds (load from other processes does not count). */
+  cpu_us_per_call: number;
   round_ratios: number[];
   baseline: string;
 }
@@ -350,9 +358,12 @@ async function runStorage(storage: 'postgres' | 'pglite', build = 'current', dir
     }
     const base: Measured[] = [];
     const agent: Measured[] = [];
+    let cpu = 0;
     for (let r = 0; r < ROUNDS; r++) {
       base.push(await measure(baseOnce));
+      const before = cpuMs(server.proc.pid);
       agent.push(await measure(agentOnce));
+      cpu += cpuMs(server.proc.pid) - before;
     }
     const ratios = agent.map((a, i) => a.rps / base[i]!.rps);
     const all = agent.flatMap((a) => a.latencies);
@@ -365,11 +376,14 @@ async function runStorage(storage: 'postgres' | 'pglite', build = 'current', dir
       p95_ms: quantile(all, 0.95),
       baseline_rps: median(base.map((b) => b.rps)),
       ratio: Math.round(median(ratios) * 1000) / 1000,
+      cpu_us_per_call: Math.round((cpu * 1000) / all.length),
       round_ratios: ratios.map((x) => Math.round(x * 100) / 100),
       baseline: baseName,
     };
     rows.push(row);
-    log(`  ${storage}${build === 'current' ? '' : ` [${build}]`} ${label}: ${row.rps}/s = ${row.ratio}x (${row.round_ratios.join(', ')})`);
+    log(
+      `  ${storage}${build === 'current' ? '' : ` [${build}]`} ${label}: ${row.rps}/s = ${row.ratio}x (${row.round_ratios.join(', ')}), server CPU ${row.cpu_us_per_call} us/call`,
+    );
   }
   const rss = rssMb(server.proc.pid);
   await Promise.all([server.stop(), baseline.stop(), sql?.end()]);
@@ -402,12 +416,12 @@ else {
     `\nEvery task over MCP, ${CONCURRENCY} concurrent clients, ${ROUNDS} rounds of ${SECONDS} s alternating with its baseline; ${meta.cores} cores, load average ${load} before, ${loadAfter} after`,
   );
   console.log(
-    `${'storage'.padEnd(W)}${'task'.padEnd(30)}${'kind'.padEnd(6)}${'req/s'.padStart(7)}${'p50 ms'.padStart(8)}${'p95 ms'.padStart(8)}${'base/s'.padStart(8)}${'ratio'.padStart(8)}  baseline (round ratios)`,
+    `${'storage'.padEnd(W)}${'task'.padEnd(30)}${'kind'.padEnd(6)}${'req/s'.padStart(7)}${'p50 ms'.padStart(8)}${'p95 ms'.padStart(8)}${'base/s'.padStart(8)}${'ratio'.padStart(8)}${'cpu us'.padStart(8)}  baseline (round ratios)`,
   );
   for (const { storage, rows, rss_mb } of results) {
     for (const r of rows)
       console.log(
-        `${storage.padEnd(W)}${r.task.padEnd(30)}${r.kind.padEnd(6)}${String(r.rps).padStart(7)}${r.p50_ms.toFixed(1).padStart(8)}${r.p95_ms.toFixed(1).padStart(8)}${String(r.baseline_rps).padStart(8)}${`${r.ratio.toFixed(2)}x`.padStart(8)}  ${r.baseline} (${r.round_ratios.join(', ')})`,
+        `${storage.padEnd(W)}${r.task.padEnd(30)}${r.kind.padEnd(6)}${String(r.rps).padStart(7)}${r.p50_ms.toFixed(1).padStart(8)}${r.p95_ms.toFixed(1).padStart(8)}${String(r.baseline_rps).padStart(8)}${`${r.ratio.toFixed(2)}x`.padStart(8)}${String(r.cpu_us_per_call).padStart(8)}  ${r.baseline} (${r.round_ratios.join(', ')})`,
       );
     console.log(`${storage.padEnd(W)}RSS of the agents' server after the load: ${rss_mb} MB`);
   }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { declareJson, declareMembers, declaredMembers, JsonPiece, prebuiltJson } from '../../lib/prebuilt-json.ts';
+import { declareJson, declareMembers, declaredMembers, JsonPiece, jsonOnce, prebuiltJson } from '../../lib/prebuilt-json.ts';
 
 describe('prebuilt JSON', () => {
   test('declared members give JSON.stringify of the object and, escaped, JSON.stringify of that text', () => {
@@ -22,4 +22,14 @@ describe('prebuilt JSON', () => {
     const value = declareJson({ a: 1 }, ['"a":2']);
     expect(() => prebuiltJson(value)).toThrow(/differs/);
   });
+});
+
+test('jsonOnce serializes an undeclared object once and declares it; a declared one keeps its declaration', () => {
+  const body = { status: 'completed', text: 'a "quoted" line\n\u2028', list: [1, { x: null }] };
+  const json = jsonOnce(body);
+  expect(json).toBe(JSON.stringify(body));
+  expect(prebuiltJson(body)).toEqual({ json, quoted: JSON.stringify(json).slice(1, -1) });
+  const declared = declareJson({ a: 1 }, ['"a":1']);
+  expect(jsonOnce(declared)).toBe('{"a":1}');
+  expect(jsonOnce({})).toBe('{}');
 });

@@ -175,6 +175,19 @@ forEachDatabase<World>(
         // The same events again (a new request): nothing new.
         const again = await c.call('log_event', { ...events, idempotency_key: key('evt') });
         expect(again.body).toMatchObject({ events_received: 4, events_processed: 0 });
+        // An event_id whose first event has a type the source does not track: the next valid one with that id is the event.
+        const retyped = await c.call('log_event', {
+          idempotency_key: key('evt'),
+          event_source_id: `${host}-web`,
+          events: [
+            { event_id: 'o-4', event_type: 'page_view', event_time: at, custom_data: { value: 1000, currency: 'USD' } },
+            { event_id: 'o-4', event_type: 'lead', event_time: at, custom_data: { value: 5, currency: 'USD' } },
+            { event_id: 'o-4', event_type: 'lead', event_time: at, custom_data: { value: 7, currency: 'USD' } },
+          ],
+        });
+        expect(retyped.body).toMatchObject({ events_received: 3, events_processed: 1, partial_failures: [{ event_id: 'o-4', code: 'INVALID_REQUEST' }] });
+        expect(retyped.body.partial_failures).toHaveLength(1);
+        expect(retyped.body.warnings).toEqual(['1 event(s) repeated an event_id already logged for this source']);
         // A batch with no valid event (all too old) matched nothing: match_quality 0, each event a partial failure.
         const stale = new Date(w.clock.now().getTime() - 120 * 86_400_000).toISOString();
         const old = await c.call('log_event', {
@@ -212,7 +225,7 @@ forEachDatabase<World>(
         await w.advance(HOUR);
         const delivery = await c.call('get_media_buy_delivery', { media_buy_ids: [buyId] });
         expect(bothVersionsErrors('media-buy/get-media-buy-delivery-response.json', delivery.body)).toEqual([]);
-        expect(delivery.body.media_buy_deliveries[0].totals).toMatchObject({ conversions: 4, conversion_value: 115 });
+        expect(delivery.body.media_buy_deliveries[0].totals).toMatchObject({ conversions: 5, conversion_value: 120 });
         expect(delivery.body.media_buy_deliveries[0].totals.impressions).toBeGreaterThan(0);
 
         const pkg = created.body.packages[0].package_id;

@@ -12,3 +12,15 @@ export function fastAccept<S extends v.GenericSchema>(schema: S, accepts: (input
     accepts(dataset.value) ? { typed: true, value: dataset.value } : schema['~run'](dataset, config)) as S['~run'];
   return { ...schema, '~run': run, '~standard': { ...schema['~standard'], validate: (value: unknown) => run({ value }, v.getGlobalConfig()) } };
 }
+
+/**
+ * A non-array object that valibot's object schemas copy member for member (they leave out members named
+ * `__proto__`, `prototype` and `constructor`): what a shortcut may accept as it is.
+ */
+export const isPlainInput = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' &&
+  x !== null &&
+  !Array.isArray(x) &&
+  !Object.hasOwn(x, '__proto__') &&
+  !Object.hasOwn(x, 'prototype') &&
+  !Object.hasOwn(x, 'constructor');

@@ -3,7 +3,7 @@ import { ProtocolError } from '../../core/errors.ts';
 import type { FormatDefinition } from '../../core/ports/creative-generator.ts';
 import { formatIdSchema } from './format-id.ts';
 import { fastVariant } from '../../lib/fast-variant.ts';
-import { fastAccept } from '../../lib/fast-accept.ts';
+import { fastAccept, isPlainInput } from '../../lib/fast-accept.ts';
 
 type Json = Record<string, any>;
 
@@ -160,14 +160,6 @@ const fullManifestSchema = v.pipe(
 // promoted_offerings, a manifest that may be too large) answers no and valibot decides.
 
 type Obj = Record<string, unknown>;
-// valibot leaves these keys out of its output: an object holding one is valibot's to answer.
-const isObj = (x: unknown): x is Obj =>
-  typeof x === 'object' &&
-  x !== null &&
-  !Array.isArray(x) &&
-  !Object.hasOwn(x, '__proto__') &&
-  !Object.hasOwn(x, 'constructor') &&
-  !Object.hasOwn(x, 'prototype');
 const isText = (x: unknown, max: number) => typeof x === 'string' && x.length <= max;
 const isInt = (x: unknown, min: number, max: number) => typeof x === 'number' && Number.isInteger(x) && x >= min && x <= max;
 const isUrl = (x: unknown) => typeof x === 'string' && isHttpUrl(x);
@@ -183,7 +175,7 @@ const CONTENT_MAX: Record<string, number> = {
 const URL_TYPES = new Set(['clickthrough', 'tracker_pixel', 'tracker_script']);
 
 function acceptsAsset(a: unknown): boolean {
-  if (!isObj(a)) return false;
+  if (!isPlainInput(a)) return false;
   const type = a.asset_type;
   switch (type) {
     case 'image':
@@ -206,7 +198,7 @@ function acceptsAsset(a: unknown): boolean {
 
 const FORMAT_ID = /^[a-zA-Z0-9_-]{1,128}$/;
 function acceptsFormatId(f: unknown): boolean {
-  if (!isObj(f)) return false;
+  if (!isPlainInput(f)) return false;
   const { agent_url: url, id, width, height, duration_ms: ms } = f;
   if (typeof url !== 'string' || url.length > 2048 || !URL.canParse(url)) return false;
   if (typeof id !== 'string' || !FORMAT_ID.test(id)) return false;
@@ -232,7 +224,7 @@ function fitsJson(x: unknown, budget: { left: number }, depth = 0): boolean {
 }
 
 function acceptsManifest(m: unknown): boolean {
-  if (!isObj(m) || !acceptsFormatId(m.format_id) || !isObj(m.assets)) return false;
+  if (!isPlainInput(m) || !acceptsFormatId(m.format_id) || !isPlainInput(m.assets)) return false;
   let n = 0;
   for (const key in m.assets) {
     if (!Object.hasOwn(m.assets, key)) continue;

@@ -7,7 +7,7 @@ import type { Queryable } from '../../core/ports/database.ts';
 import type { BuyerDataDeps } from './deps.ts';
 import { accountRef, timestamp, versionFields } from '../../lib/adcp/request-fields.ts';
 import { findPlaintextPii, SHA256_HEX } from './pii.ts';
-import { fastAccept } from '../../lib/fast-accept.ts';
+import { fastAccept, isPlainInput } from '../../lib/fast-accept.ts';
 
 const EVENT_TYPES = [
   'page_view',
@@ -193,14 +193,6 @@ const fullEvent = v.pipe(
 const EVENT_TYPE_SET = new Set<string>(EVENT_TYPES);
 const ACTION_SOURCE_SET = new Set<string>(ACTION_SOURCES);
 const CURRENCY = /^[A-Z]{3}$/;
-/** A plain object valibot's loose object copies whole (it leaves out members named __proto__, prototype, constructor). */
-const isObject = (x: unknown): x is Record<string, unknown> =>
-  typeof x === 'object' &&
-  x !== null &&
-  !Array.isArray(x) &&
-  !Object.hasOwn(x, '__proto__') &&
-  !Object.hasOwn(x, 'prototype') &&
-  !Object.hasOwn(x, 'constructor');
 
 /**
  * The common event fullEvent accepts as it is (fastAccept): id, type, time, custom_data's value and
@@ -208,7 +200,7 @@ const isObject = (x: unknown): x is Record<string, unknown> =>
  * passed through. user_match and event_source_url (and anything doubtful) go through the schema.
  */
 function acceptsEvent(e: unknown): boolean {
-  if (!isObject(e)) return false;
+  if (!isPlainInput(e)) return false;
   const id = e.event_id;
   if (typeof id !== 'string' || id.length < 1 || id.length > 256) return false;
   if (typeof e.event_type !== 'string' || !EVENT_TYPE_SET.has(e.event_type)) return false;
@@ -216,7 +208,7 @@ function acceptsEvent(e: unknown): boolean {
   if (e.user_match !== undefined || e.event_source_url !== undefined) return false;
   const data = e.custom_data;
   if (data !== undefined) {
-    if (!isObject(data)) return false;
+    if (!isPlainInput(data)) return false;
     const value = data.value;
     if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1e9)) return false;
     if (data.currency !== undefined && (typeof data.currency !== 'string' || !CURRENCY.test(data.currency))) return false;

@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test';
-import * as v from 'valibot';
 import { fullManifestSchemaForTests, MANIFEST_LIMITS, manifestSchema } from '../../plugins/creative/manifest.ts';
 import { fid, nativeManifest } from './fixture.ts';
+import { memberPaths, mutate, schemaAnswer } from '../support/shortcut-oracle.ts';
 
 // The manifest schema's shortcut (fastAccept) answers exactly as the schema: same success, same
 // output, same first issue, for valid manifests and every one-member mutation of them.
@@ -64,32 +64,10 @@ const WEIRD: unknown[] = [
   { asset_type: 'image', url: 'https://a.example/i.png', width: 1, height: 1 },
 ];
 
-function* paths(x: unknown, at: (string | number)[] = []): Generator<(string | number)[]> {
-  if (typeof x !== 'object' || x === null) return;
-  for (const key of Object.keys(x)) {
-    yield [...at, key];
-    yield* paths((x as any)[key], [...at, key]);
-  }
-}
-
-function mutate(seed: unknown, path: (string | number)[], value: unknown): unknown {
-  const copy = structuredClone(seed) as any;
-  let o = copy;
-  for (const key of path.slice(0, -1)) o = o[key];
-  if (value === undefined) delete o[path.at(-1)!];
-  else o[path.at(-1)!] = value;
-  return copy;
-}
-
-const answer = (schema: v.GenericSchema, input: unknown) => {
-  const r = v.safeParse(schema, input, { abortPipeEarly: true });
-  return r.success ? { ok: true, output: r.output } : { ok: false, message: r.issues[0].message, path: v.getDotPath(r.issues[0]) };
-};
-
 test('the shortcut answers every manifest and one-member mutation as the schema does', () => {
   const inputs: unknown[] = [...SEEDS, ...WEIRD];
   for (const seed of SEEDS) {
-    for (const path of paths(seed)) for (const value of WEIRD) inputs.push(mutate(seed, path, value));
+    for (const path of memberPaths(seed)) for (const value of WEIRD) inputs.push(mutate(seed, path, value));
     for (const key of ['constructor', 'prototype', 'extra_asset', 'BAD-KEY']) {
       inputs.push(mutate(seed, ['assets', key], { asset_type: 'text', content: 'x' }));
       inputs.push(mutate(seed, [key], 1));
@@ -102,8 +80,8 @@ test('the shortcut answers every manifest and one-member mutation as the schema 
   inputs.push({ format_id: fid('x'), assets: { t: { asset_type: 'html', content: 'a'.repeat(MANIFEST_LIMITS.markup) } }, pad: 'b'.repeat(60_000) });
   let accepted = 0;
   for (const input of inputs) {
-    const fast = answer(manifestSchema, input);
-    expect({ input, ...fast }).toEqual({ input, ...answer(fullManifestSchemaForTests, input) });
+    const fast = schemaAnswer(manifestSchema, input);
+    expect({ input, ...fast }).toEqual({ input, ...schemaAnswer(fullManifestSchemaForTests, input) });
     if (fast.ok) accepted++;
   }
   expect(inputs.length).toBeGreaterThan(1000);

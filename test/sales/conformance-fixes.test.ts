@@ -92,6 +92,22 @@ forEachDatabase<SalesWorld>(
       await c.close();
     });
 
+    // On PGlite (one connection) an account read still running when the update's transaction opened
+    // waited for that transaction, which waited for it: the call never answered.
+    test('update_media_buy naming an account not yet read (provisioned on first reference) answers, refusal or change', async () => {
+      const w = get();
+      const c = await w.client('mcp');
+      const id = (await c.call('create_media_buy', buy(w, natural('refs-a.example')))).body.media_buy_id;
+      const pause = await c.call('update_media_buy', { idempotency_key: key('pause'), media_buy_id: id, paused: true, account: natural('refs-b.example') });
+      expect(pause.ok).toBe(true);
+      expect(
+        (await c.call('update_media_buy', { idempotency_key: key('cancel'), media_buy_id: id, canceled: true, account: natural('refs-c.example') })).ok,
+      ).toBe(true);
+      const refused = await c.call('update_media_buy', { idempotency_key: key('pause'), media_buy_id: id, paused: true, account: natural('refs-d.example') });
+      expect(refused.body.code).toBe('INVALID_STATE');
+      await c.close();
+    });
+
     test("creative formats: a product's own format is known without its agent; a sandbox takes .example agents as given", async () => {
       const w = get();
       const c = await w.client('mcp');

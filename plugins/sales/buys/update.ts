@@ -70,7 +70,8 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       }
       // media_buy_id names the buy among the caller's; a named account must exist, but it only
       // routes (buyers resend the account they last used, which may be another of theirs).
-      // Resolved beside the buy's read (outside any transaction); its refusal comes after the buy's.
+      // Resolved outside any transaction (settled before one opens: on a one-connection database a
+      // pool read waits for the open transaction, which would wait for it); its refusal comes after the buy's.
       const account = input.account
         ? deps.accounts.resolve(deps.db, owner, input.account).then(
             () => null,
@@ -116,6 +117,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       }
       const notes = [...[...matches.values()].flatMap((m) => (m.note ? [m.note] : [])), ...planned.flatMap((p) => (p.note ? [p.note] : []))];
 
+      await account;
       return deps.db.transaction(async (tx) => {
         // Statements on one connection run in order: the packages' read, sent behind the lock
         // without waiting for it, still sees what the lock waited for.

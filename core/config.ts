@@ -19,6 +19,8 @@ const configSchema = v.object({
     publicUrl: v.optional(v.pipe(v.string(), v.url())),
     /** Processes serving the port (hosts/workers.ts); 0 = one per core. PGlite always serves from one. */
     workers: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(256)),
+    /** After a burst of requests, collect garbage once none has arrived for this long (hosts/idle-collect.ts); 0 = never. */
+    idleCollectMs: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(3_600_000)),
   }),
   protocol: v.object({ namespace }),
   /** `format`: `pretty` (pino-pretty, for people) or `json` (one object a line); default pretty when stdout is a terminal. */
@@ -71,6 +73,12 @@ export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: 'st
   { env: 'WORKERS', path: 'server.workers', type: 'int', description: 'Processes serving the port (default 0: one per core; PGlite: always 1)' },
   { env: 'PUBLIC_URL', path: 'server.publicUrl', type: 'string', description: 'Public base URL of this deployment' },
   { env: 'MAX_BODY_BYTES', path: 'server.maxBodyBytes', type: 'int', description: 'Request body cap (default 1048576)' },
+  {
+    env: 'IDLE_COLLECT_MS',
+    path: 'server.idleCollectMs',
+    type: 'int',
+    description: 'Collect garbage once after a burst, when idle this long (default 2000; 0 never)',
+  },
   { env: 'PROTOCOL_NAMESPACE', path: 'protocol.namespace', type: 'string', description: 'Protocol namespace (default proto; adcp speaks AdCP)' },
   { env: 'LOG_LEVEL', path: 'log.level', type: 'string', description: 'pino level (default info)' },
   { env: 'LOG_FORMAT', path: 'log.format', type: 'string', description: 'pretty or json (default: pretty when stdout is a terminal, else json)' },
@@ -78,7 +86,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: 'st
 ];
 
 const DEFAULTS: Omit<AppConfig, 'name'> = {
-  server: { port: 3000, host: '0.0.0.0', maxBodyBytes: 1024 * 1024, workers: 0 },
+  server: { port: 3000, host: '0.0.0.0', maxBodyBytes: 1024 * 1024, workers: 0, idleCollectMs: 2000 },
   protocol: { namespace: 'proto' },
   log: { level: 'info' },
   secrets: {},

@@ -5,6 +5,7 @@ import { Ids } from '../core/ports/ids.ts';
 import { DatabaseUnavailableError } from '../core/ports/database.ts';
 import { ProtocolError } from '../core/errors.ts';
 import { accessLogger } from './access-log.ts';
+import { idleCollector } from './idle-collect.ts';
 
 /** `/api/brands/{domain}/rollback` -> `/api/brands/:domain/rollback` (Bun's route syntax). */
 function bunPath(path: string): string {
@@ -93,7 +94,7 @@ export interface App {
  * id (echoed as `x-request-id`) and exactly one log line; an unexpected error is a 500 whose body names
  * the request id, never the error.
  */
-export function buildApp(deployment: Deployment): App {
+export function buildApp(deployment: Deployment, onRequest: () => void = () => {}): App {
   const routes = deployment.get(Http).list();
   const ids = deployment.get(Ids);
   const log = deployment.logger.child({ component: 'http' });
@@ -126,6 +127,7 @@ export function buildApp(deployment: Deployment): App {
   const wrap =
     (route: HttpRoute): Handler =>
     async (request, server) => {
+      onRequest();
       const started = access ? performance.now() : 0;
       const incoming = request.headers.get('x-request-id');
       const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId();
@@ -179,7 +181,10 @@ export function buildApp(deployment: Deployment): App {
  */
 export async function serve(deployment: Deployment, options: { port?: number; hostname?: string; reusePort?: boolean } = {}): Promise<RunningServer> {
   await deployment.start();
-  const app = buildApp(deployment);
+  const idleMs = deployment.config.server.idleCollectMs;
+  const collector = idleMs > 0 ? idleCollector(idleMs) : null;
+  const app = buildApp(deployment, collector?.touch);
+  if (collector) deployment.scheduler.add(collector.job);
   const server = Bun.serve({
     routes: app.routes,
     fetch: app.fetch,

@@ -15,6 +15,7 @@ import { assemble } from '../../core/deployment.ts';
 import { definePreset } from '../../core/config.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { buildApp, type App } from '../../hosts/serve.ts';
+import { idleCollector } from '../../hosts/idle-collect.ts';
 import storagePglite from '../../plugins/storage-pglite/index.ts';
 import storagePostgres from '../../plugins/storage-postgres/index.ts';
 import auth from '../../plugins/auth/index.ts';
@@ -129,8 +130,12 @@ if (process.env.BENCH_TARGET === 'baseline') {
     },
   });
 
+  // Served as hosts/serve.ts serves, its routes wrapped for the recording.
   await deployment.start();
-  const app = buildApp(deployment);
+  const idleMs = deployment.config.server.idleCollectMs;
+  const collector = idleMs > 0 ? idleCollector(idleMs) : null;
+  if (collector) deployment.scheduler.add(collector.job);
+  const app = buildApp(deployment, collector?.touch);
   const tracked =
     (handle: Handler): Handler =>
     (request, server) => {
@@ -145,7 +150,14 @@ if (process.env.BENCH_TARGET === 'baseline') {
       typeof h === 'function' ? tracked(h) : Object.fromEntries(Object.entries(h).map(([m, f]) => [m, tracked(f!)])),
     ]),
   );
-  const server = Bun.serve({ routes, fetch: app.fetch, port: 0, hostname: '127.0.0.1', idleTimeout: 30, maxRequestBodySize: deployment.config.server.maxBodyBytes });
+  const server = Bun.serve({
+    routes,
+    fetch: app.fetch,
+    port: 0,
+    hostname: '127.0.0.1',
+    idleTimeout: 30,
+    maxRequestBodySize: deployment.config.server.maxBodyBytes,
+  });
   console.log(`READY ${server.port} ${control.port}`);
   process.on('SIGTERM', async () => {
     control.stop(true);

@@ -9,7 +9,7 @@
  *   PGlite (embedded: one process owns it) by the server process itself, behind its control port.
  * Baseline and agent alternate in ROUNDS rounds of SECONDS each; a round's ratio compares two
  * neighbouring measurements and the median is printed; p50/p95 are over all the agent's rounds,
- * RSS is the server's after the whole load. `--json` prints the rows as JSON instead.
+ * RSS is the server's at the end of the whole load and 5 s later (idle). `--json` prints the rows as JSON instead.
  * BENCH_TASKS=a,b measures only those tasks, BENCH_STORAGES=postgres|pglite one storage, BENCH_BUN_ARGS
  * runtime flags of the agents' server (`--smol`).
  */
@@ -25,6 +25,7 @@ const BENCH_AGENT_URL = 'https://creative.bench.example';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const SETTLE_MS = 5000;
 const JSON_OUT = process.argv.includes('--json');
 const ONLY = process.env.BENCH_TASKS?.split(',');
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${BENCH_TOKEN}` };
@@ -267,7 +268,7 @@ const quantile = (xs: number[], p: number) => {
   return Math.round(s[Math.min(s.length - 1, Math.floor(p * s.length))]! * 100) / 100;
 };
 
-async function runStorage(storage: 'postgres' | 'pglite', build = 'current', dir = import.meta.dir): Promise<{ rows: Row[]; rss: number }> {
+async function runStorage(storage: 'postgres' | 'pglite', build = 'current', dir = import.meta.dir): Promise<{ rows: Row[]; rss: number; settled: number }> {
   const schema = `bench_table_${process.pid}`;
   const server = await start({ BENCH_STORAGE: storage, BENCH_SCHEMA: schema }, dir);
   const mcp = `${server.url}/mcp`;
@@ -388,14 +389,17 @@ async function runStorage(storage: 'postgres' | 'pglite', build = 'current', dir
       `  ${storage}${build === 'current' ? '' : ` [${build}]`} ${label}: ${row.rps}/s = ${row.ratio}x (${row.round_ratios.join(', ')}), server CPU ${row.cpu_us_per_call} us/call`,
     );
   }
+  // At the end of the load, and once the server has been idle a few seconds (it collects after a burst: hosts/idle-collect.ts).
   const rss = rssMb(server.proc.pid);
+  await Bun.sleep(SETTLE_MS);
+  const settled = rssMb(server.proc.pid);
   await Promise.all([server.stop(), baseline.stop(), sql?.end()]);
   if (storage === 'postgres') {
     const admin = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
     await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();
   }
-  return { rows, rss };
+  return { rows, rss, settled };
 }
 
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -403,11 +407,11 @@ const storages = (process.env.BENCH_STORAGES?.split(',') ?? (process.env.DATABAS
 // BENCH_BEFORE=<another checkout>: its agents' server (test/bench/agents-server.ts there) is measured too, after this one, for before/after figures of one run.
 const builds: Array<[string, string]> = [['current', import.meta.dir]];
 if (process.env.BENCH_BEFORE) builds.push(['before', join(process.env.BENCH_BEFORE, 'test/bench')]);
-const results: Array<{ storage: string; build: string; rss_mb: number; rows: Row[] }> = [];
+const results: Array<{ storage: string; build: string; rss_mb: number; rss_settled_mb: number; rows: Row[] }> = [];
 for (const storage of storages) {
   for (const [build, dir] of builds) {
-    const { rows, rss } = await runStorage(storage, build, dir);
-    results.push({ storage: builds.length > 1 ? `${storage}[${build}]` : storage, build, rss_mb: rss, rows });
+    const { rows, rss, settled } = await runStorage(storage, build, dir);
+    results.push({ storage: builds.length > 1 ? `${storage}[${build}]` : storage, build, rss_mb: rss, rss_settled_mb: settled, rows });
   }
 }
 const loadAfter = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -421,12 +425,12 @@ else {
   console.log(
     `${'storage'.padEnd(W)}${'task'.padEnd(30)}${'kind'.padEnd(6)}${'req/s'.padStart(7)}${'p50 ms'.padStart(8)}${'p95 ms'.padStart(8)}${'base/s'.padStart(8)}${'ratio'.padStart(8)}${'cpu us'.padStart(8)}  baseline (round ratios)`,
   );
-  for (const { storage, rows, rss_mb } of results) {
+  for (const { storage, rows, rss_mb, rss_settled_mb } of results) {
     for (const r of rows)
       console.log(
         `${storage.padEnd(W)}${r.task.padEnd(30)}${r.kind.padEnd(6)}${String(r.rps).padStart(7)}${r.p50_ms.toFixed(1).padStart(8)}${r.p95_ms.toFixed(1).padStart(8)}${String(r.baseline_rps).padStart(8)}${`${r.ratio.toFixed(2)}x`.padStart(8)}${String(r.cpu_us_per_call).padStart(8)}  ${r.baseline} (${r.round_ratios.join(', ')})`,
       );
-    console.log(`${storage.padEnd(W)}RSS of the agents' server after the load: ${rss_mb} MB`);
+    console.log(`${storage.padEnd(W)}RSS of the agents' server: ${rss_mb} MB at the end of the load, ${rss_settled_mb} MB ${SETTLE_MS / 1000} s later`);
   }
 }
 process.exit(0);

@@ -52,6 +52,27 @@ const DIGIT = /^[0-9]/;
 
 const PLAIN = Object.prototype;
 
+/**
+ * The last out-of-order key list seen per length, and its sorted order: the objects of one array
+ * (a batch's events) share their keys, sorted once (undefined order: integer-like keys).
+ */
+const seenKeys: Array<{ keys: string[]; order: string[] | undefined } | undefined> = [];
+
+/** `keys` (out of order) sorted, or undefined when one is integer-like (UNORDERABLE). */
+function orderOf(keys: string[]): string[] | undefined {
+  const seen = keys.length < 16 ? seenKeys[keys.length] : undefined;
+  if (seen) {
+    let same = true;
+    for (let i = 0; i < keys.length && same; i++) same = seen.keys[i] === keys[i];
+    if (same) return seen.order;
+  }
+  const order = keys.slice();
+  sortKeys(order);
+  const orderable = !order.some((k) => DIGIT.test(k));
+  if (keys.length < 16) seenKeys[keys.length] = { keys, order: orderable ? order : undefined };
+  return orderable ? order : undefined;
+}
+
 /** `value` as canonicalJson writes it, for JSON.stringify: the input's own objects wherever nothing differs. */
 function sorted(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return typeof value === 'function' || typeof value === 'symbol' ? null : value;
@@ -65,7 +86,7 @@ function sorted(value: unknown): unknown {
     return copy ?? value;
   }
   const o = value as Record<string, unknown>;
-  const keys = Object.keys(o);
+  let keys = Object.keys(o);
   let inOrder = true;
   for (let i = 1; i < keys.length && inOrder; i++) inOrder = keys[i - 1]! < keys[i]!;
   // A copy when the order differs, or when JSON.stringify would not write the object's own members (a Date, a toJSON).
@@ -73,8 +94,9 @@ function sorted(value: unknown): unknown {
   if (!inOrder || Object.getPrototypeOf(o) !== PLAIN || typeof o.toJSON === 'function') {
     copy = {};
     if (!inOrder) {
-      sortKeys(keys);
-      if (keys.some((k) => DIGIT.test(k))) throw UNORDERABLE;
+      const order = orderOf(keys);
+      if (!order) throw UNORDERABLE;
+      keys = order;
     }
   }
   for (let i = 0; i < keys.length; i++) {

@@ -21,6 +21,8 @@ export interface Migration {
  * Contract (test/contract/database.contract.ts):
  * - `query` binds parameters, never interpolates them.
  * - `transaction` commits when `fn` resolves and rolls back when it throws (the error is rethrown).
+ *   A statement `fn` issued and left in flight is part of it: COMMIT goes right behind it (one round
+ *   trip), and if it fails the transaction rolls back and throws its error.
  *   Transactions run at READ COMMITTED; use row locks or advisory locks for ordering.
  * - `migrate` applies each (owner, version) exactly once, in version order, under an advisory
  *   lock so several instances starting together are safe; re-running is a no-op.

@@ -54,6 +54,13 @@ export interface IdempotencyPort {
     response: Json,
   ): Promise<{ kind: 'recorded' } | IdempotencyFound>;
   /**
+   * `record` for a call that answers whatever the key holds (replay, wait, or an error) after its
+   * transaction failed: the record is issued and not waited for, so the transaction's COMMIT travels
+   * with it (see DatabasePort.transaction). When the key exists the statement fails, and with it the
+   * transaction; resolves to false then (the caller asks `lookup`), true once recorded.
+   */
+  recordAtCommit?(tx: Queryable, principalId: string, key: string, taskName: string, payloadHash: string, response: Json): Promise<boolean>;
+  /**
    * What the key holds now, claiming nothing (`none` when unused): a transactional call that failed
    * asks whether a duplicate completed meanwhile (its failure may be that duplicate's doing, such as
    * a unique row the duplicate wrote first). Raises CONFLICT and EXPIRED as `begin` does.

@@ -27,6 +27,9 @@ interface KeyRow {
   expires_at: string | Date;
 }
 
+/** The key's row exists (SQLSTATE 23505 on the primary key, the table's one unique constraint), from postgres.js or PGlite. */
+const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Database-backed idempotency (see IdempotencyPort for the contract). */
@@ -80,6 +83,26 @@ export class DbIdempotency implements IdempotencyPort {
     const found = await this.found(tx, principalId, key, taskName, payloadHash);
     // Gone again between the two statements (a released claim): the caller retries the whole call.
     return found.kind === 'none' ? { kind: 'busy' } : found;
+  }
+
+  recordAtCommit(tx: Queryable, principalId: string, key: string, taskName: string, payloadHash: string, response: Json): Promise<boolean> {
+    const now = this.clock.now();
+    const expiresAt = new Date(now.getTime() + this.replayTtlSeconds * 1000);
+    // No ON CONFLICT: an existing key fails the statement, which aborts the transaction, so the
+    // COMMIT sent behind it without waiting cannot commit the call's writes. (It waits on a concurrent
+    // uncommitted record of the key as `record` does.) The caller asks `lookup` what the key holds.
+    return tx
+      .query(sql`
+      INSERT INTO idempotency_keys (principal_id, key, task_name, payload_hash, state, claim_id, response, created_at, claimed_until, expires_at)
+      VALUES (${principalId}::text, ${key}::text, ${taskName}::text, ${payloadHash}::text, 'completed', ${this.ids.uuid7()}::uuid,
+              ${jsonOnce(response)}::text::jsonb, ${now}::timestamptz, ${now}::timestamptz, ${expiresAt}::timestamptz)`)
+      .then(
+        () => true,
+        (error: unknown) => {
+          if (isUniqueViolation(error)) return false;
+          throw error;
+        },
+      );
   }
 
   lookup(principalId: string, key: string, taskName: string, payloadHash: string): Promise<{ kind: 'none' } | IdempotencyFound> {

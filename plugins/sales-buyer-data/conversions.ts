@@ -258,14 +258,14 @@ async function logEvents(deps: BuyerDataDeps, input: v.InferOutput<typeof logEve
   const test = input.test_event_code !== undefined;
   const tooLate = now.getTime() + 5 * 60_000;
   const tooEarly = now.getTime() - 90 * DAY;
-  const age = (e: { event_time: string }) => {
-    const at = new Date(e.event_time).getTime();
-    return at > tooLate ? 'event_time is in the future' : at < tooEarly ? 'event_time is more than 90 days old' : null;
-  };
+  // Each event's time is parsed once: for its age here and its attribution below.
+  const times = input.events.map((e) => new Date(e.event_time).getTime());
+  const ages = times.map((at) => (at > tooLate ? 'event_time is in the future' : at < tooEarly ? 'event_time is more than 90 days old' : null));
   // The source is read by the statement storing the events (one round trip): the events of a valid
   // time go, in order, and the statement keeps those of a type the source tracks, the first per event_id.
-  const timely = input.events.filter((e) => age(e) === null);
-  const stored = await insertSourceEvents(tx, owner, input.event_source_id, timely.map(storedEvent), test, now);
+  const timely: StoredEvent[] = [];
+  for (const [i, e] of input.events.entries()) if (ages[i] === null) timely.push(storedEvent(e));
+  const stored = await insertSourceEvents(tx, owner, input.event_source_id, timely, test, now);
   if (!stored) {
     throw new ProtocolError('REFERENCE_NOT_FOUND', `No event source ${input.event_source_id} for this caller`, {
       status: 404,
@@ -276,26 +276,22 @@ async function logEvents(deps: BuyerDataDeps, input: v.InferOutput<typeof logEve
   const { source, fresh } = stored;
   const failures: Json[] = [];
   const accepted: typeof input.events = [];
+  // The new events (fresh: every accepted one when the statement stored all it was given), with their times.
+  const kept: Array<{ event: StoredEvent; at: number }> = [];
   const seen = new Set<string>();
-  for (const e of input.events) {
-    const late = age(e);
+  for (const [i, e] of input.events.entries()) {
+    const late = ages[i];
     if (source.event_types && !source.event_types.includes(e.event_type))
       failures.push({ event_id: e.event_id, code: 'INVALID_REQUEST', message: `event_type ${e.event_type} is not tracked by this event source` });
     else if (late !== null) failures.push({ event_id: e.event_id, code: 'INVALID_REQUEST', message: late });
     else if (!seen.has(e.event_id)) {
       seen.add(e.event_id);
       accepted.push(e);
+      if (fresh === 'all' || fresh.has(e.event_id)) kept.push({ event: storedEvent(e), at: times[i]! });
     }
   }
-  if (!test && fresh.size)
-    await attribute(
-      deps,
-      tx,
-      owner,
-      { event_source_id: input.event_source_id, account_id: source.account_id },
-      accepted.filter((e) => fresh.has(e.event_id)).map(storedEvent),
-    );
-  const processed = fresh.size;
+  if (!test && kept.length) await attribute(deps, tx, owner, { event_source_id: input.event_source_id, account_id: source.account_id }, kept);
+  const processed = kept.length;
   const duplicates = input.events.length - failures.length - processed;
   const body: Json = { events_received: input.events.length, events_processed: processed };
   // The share of the batch's valid events that carry a user identifier to match on: one without
@@ -342,8 +338,8 @@ async function insertSourceEvents(
   events: readonly StoredEvent[],
   test: boolean,
   now: Date,
-): Promise<{ source: { account_id: string; event_types: string[] | null }; fresh: Set<string> } | undefined> {
-  const [row] = await tx.query<{ account_id: string; event_types: string[] | null; inserted: string[] }>(sql`
+): Promise<{ source: { account_id: string; event_types: string[] | null }; fresh: Set<string> | 'all' } | undefined> {
+  const [row] = await tx.query<{ account_id: string; event_types: string[] | null; inserted: string[] | null }>(sql`
     WITH src AS (SELECT account_id, event_types FROM sales_event_sources WHERE owner = ${owner}::text AND event_source_id = ${sourceId}::text),
     ins AS (
       INSERT INTO sales_events (owner, event_source_id, event_id, event_type, event_time, value, currency, test, received_at)
@@ -353,8 +349,11 @@ async function insertSourceEvents(
       WHERE src.event_types IS NULL OR x.event_type = ANY(src.event_types)
       ORDER BY x.event_id, x.n
       ON CONFLICT (owner, event_source_id, event_id) DO NOTHING RETURNING event_id)
-    SELECT account_id, event_types, ARRAY(SELECT event_id FROM ins) AS inserted FROM src`);
-  return row && { source: { account_id: row.account_id, event_types: row.event_types }, fresh: new Set(row.inserted) };
+    SELECT account_id, event_types,
+      -- Every event stored (the common batch): no list of ids to send back and parse.
+      CASE WHEN (SELECT count(*) FROM ins) = ${events.length}::int THEN NULL ELSE ARRAY(SELECT event_id FROM ins) END AS inserted
+    FROM src`);
+  return row && { source: { account_id: row.account_id, event_types: row.event_types }, fresh: row.inserted ? new Set(row.inserted) : 'all' };
 }
 
 /**
@@ -385,27 +384,33 @@ export async function storeEvents(
       tx,
       owner,
       source,
-      events.filter((e) => fresh.has(e.event_id)),
+      events.filter((e) => fresh.has(e.event_id)).map((event) => ({ event, at: new Date(event.event_time).getTime() })),
     );
   return fresh.size;
 }
 
-/** Have the ad server attribute new events (`kept`) to lines of the account's buys serving at their times. */
+/** Have the ad server attribute new events (`kept`, with their times in ms) to lines of the account's buys serving at their times. */
 async function attribute(
   deps: BuyerDataDeps,
   tx: Queryable,
   owner: string,
   source: { event_source_id: string; account_id: string },
-  kept: readonly StoredEvent[],
+  kept: ReadonlyArray<{ event: StoredEvent; at: number }>,
 ): Promise<void> {
-  const times = kept.map((e) => new Date(e.event_time).getTime());
-  const buys = await deps.mediaBuys.servingBetween(tx, source.account_id, new Date(Math.min(...times)), new Date(Math.max(...times)));
-  const conversions: Conversion[] = kept.map((e) => ({
+  let from = Infinity;
+  let to = -Infinity;
+  for (const { at } of kept) {
+    if (at < from) from = at;
+    if (at > to) to = at;
+  }
+  const buys = await deps.mediaBuys.servingBetween(tx, source.account_id, new Date(from), new Date(to));
+  if (!buys.length) return;
+  const conversions: Conversion[] = kept.map(({ event: e, at }) => ({
     key: `${owner}:${source.event_source_id}:${e.event_id}`,
     eventType: e.event_type,
-    at: new Date(e.event_time),
+    at: new Date(at),
     ...(e.value !== null ? { value: e.value } : {}),
     ...(e.currency ? { currency: e.currency } : {}),
   }));
-  if (buys.length) await deps.adServer.recordConversions(tx, buys, conversions);
+  await deps.adServer.recordConversions(tx, buys, conversions);
 }

@@ -21,11 +21,24 @@ export interface PgliteOptions {
 
 type PgliteSession = Pick<PGlite, 'query' | 'exec'>;
 
-function wrap(db: PgliteSession): Queryable {
+/** Statements of a session; `pending` (a transaction's) holds those not settled yet, which COMMIT waits for. */
+function wrap(db: PgliteSession, pending?: Set<Promise<unknown>>): Queryable {
   return {
-    async query<T>(statement: SqlFragment): Promise<T[]> {
-      const { text, values } = statement.build();
-      return (await db.query<T>(text, values)).rows;
+    query<T>(statement: SqlFragment): Promise<T[]> {
+      let built: { text: string; values: unknown[] };
+      try {
+        built = statement.build();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      const { text, values } = built;
+      const run = db.query<T>(text, values).then((r) => r.rows);
+      if (pending) {
+        pending.add(run);
+        const settled = () => pending.delete(run);
+        run.then(settled, settled);
+      }
+      return run;
     },
   };
 }
@@ -79,7 +92,11 @@ export function createPgliteDatabase(options: PgliteOptions, logger?: Logger): D
       const db = await open();
       return db.transaction(async (tx) => {
         if (options.schema) await tx.exec(`SET LOCAL search_path TO "${options.schema}", public`);
-        return fn(wrap(tx));
+        const pending = new Set<Promise<unknown>>();
+        const result = await fn(wrap(tx, pending));
+        // A statement still in flight when fn resolves commits with the rest, or fails the transaction (as on Postgres).
+        for (const s of await Promise.allSettled([...pending])) if (s.status === 'rejected') throw s.reason;
+        return result;
       });
     },
     async migrate(owner: string, migrations: readonly Migration[]) {

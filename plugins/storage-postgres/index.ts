@@ -38,21 +38,32 @@ export interface PostgresOptions {
 
 type Session = postgres.Sql | postgres.ReservedSql;
 
-/** Statements of a session; `progress` runs after each one that completes. */
-function wrap(sql: Session, progress?: () => void): Queryable {
+/**
+ * Statements of a session; `progress` runs after each one that completes. `pending` (a
+ * transaction's) holds the statements not settled yet: COMMIT is sent behind them.
+ */
+function wrap(sql: Session, progress?: () => void, pending?: Set<Promise<unknown>>): Queryable {
   return {
-    async query<T>(statement: SqlFragment): Promise<T[]> {
+    query<T>(statement: SqlFragment): Promise<T[]> {
       const { text, values } = statement.build();
-      try {
-        // Prepared (postgres.js' default for its own templates, off for `unsafe`): a statement
-        // with parameters is parsed and described once per connection; unprepared, each run first
-        // waits for a Describe round trip and stops the connection's pipeline until it returns.
-        const rows = (await sql.unsafe(text, values as any[], { prepare: true })) as unknown as T[];
-        progress?.();
-        return rows;
-      } catch (error) {
-        throw isUnavailable(error) ? unavailable(error) : error;
+      // Prepared (postgres.js' default for its own templates, off for `unsafe`): a statement
+      // with parameters is parsed and described once per connection; unprepared, each run first
+      // waits for a Describe round trip and stops the connection's pipeline until it returns.
+      const run = (sql.unsafe(text, values as any[], { prepare: true }) as unknown as Promise<T[]>).then(
+        (rows) => {
+          progress?.();
+          return rows;
+        },
+        (error: unknown) => {
+          throw isUnavailable(error) ? unavailable(error) : error;
+        },
+      );
+      if (pending) {
+        pending.add(run);
+        const settled = () => pending.delete(run);
+        run.then(settled, settled);
       }
+      return run;
     },
   };
 }
@@ -121,17 +132,30 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
           // BEGIN is not a round trip of its own: it travels with the transaction's first statements.
           const begun = c.unsafe('BEGIN');
           begun.catch(() => {});
+          let ended = false;
           try {
-            const result = await fn(wrap(c, arm));
+            const pending = new Set<Promise<unknown>>();
+            const result = await fn(wrap(c, arm, pending));
             await begun;
-            await c.unsafe('COMMIT');
-            idle = true;
+            // A statement still in flight when fn resolves (the idempotency record, written last) gets
+            // COMMIT right behind it, in one round trip. Should it fail, the transaction is aborted and
+            // COMMIT only rolls back: its failure is the transaction's.
+            const inFlight = [...pending];
+            const committed = c.unsafe('COMMIT');
+            committed.catch(() => {});
+            const settled = await Promise.allSettled(inFlight);
+            const done = await committed;
+            ended = idle = true;
+            for (const s of settled) if (s.status === 'rejected') throw s.reason;
+            // A failed statement fn caught and went on from: nothing was committed.
+            if (done.command === 'ROLLBACK') throw new Error('the transaction was rolled back at COMMIT: one of its statements had failed');
             return result;
           } catch (error) {
-            await c.unsafe('ROLLBACK').then(
-              () => (idle = true),
-              () => {},
-            );
+            if (!ended)
+              await c.unsafe('ROLLBACK').then(
+                () => (idle = true),
+                () => {},
+              );
             throw error;
           }
         } finally {

@@ -372,6 +372,9 @@ async function claimOrReplay(s: TaskState, next: (s: TaskState) => Promise<TaskO
           continue;
         }
         const found = caught instanceof Verdict ? caught.found : await deps.idempotency.lookup(c.principal.id, key, task.name, hash);
+        // The key was taken at COMMIT and is gone again (a released claim): wait as a non-transactional call, as `record` has it.
+        const atCommit = s.keep && 'record' in s.keep ? s.keep.record.atCommit : undefined;
+        if (found.kind === 'none' && atCommit && (await atCommit.catch(() => true)) === false) break;
         if (found.kind === 'none') throw caught;
         if (found.kind === 'replay') return replayed(task, found.response, s.context);
         break; // busy: another caller holds a committed claim; wait for it as a non-transactional call
@@ -416,7 +419,7 @@ class Verdict {
 }
 
 /** How a mutating call keeps its response for replays: completing its claim, or recording the key in the call's transaction. */
-type Keep = { claim: IdempotencyClaim } | { record: { key: string; hash: string } };
+type Keep = { claim: IdempotencyClaim } | { record: { key: string; hash: string; atCommit?: Promise<boolean> } };
 
 async function keepResponse(c: Call, keep: Keep | null, body: Json, q: Queryable | undefined): Promise<void> {
   if (!keep) return;
@@ -455,6 +458,14 @@ function answer(c: Call, result: Json | Deferral, keep: Keep | null, tx: Queryab
   if (isDeferral(result)) return recordDeferral(c, result, keep, tx);
   const body = completedBody(c, result);
   const outcome: TaskOutcome = { ok: true, status: 'completed', body, task: c.task };
+  // The key recorded with the COMMIT (one round trip less): a key already taken fails the transaction,
+  // and claimOrReplay answers what it holds.
+  const idempotency = c.deps.idempotency;
+  if (keep && 'record' in keep && tx && idempotency.recordAtCommit) {
+    keep.record.atCommit = idempotency.recordAtCommit(tx, c.principal.id, keep.record.key, c.task.name, keep.record.hash, body);
+    keep.record.atCommit.catch(() => {});
+    return Promise.resolve(outcome);
+  }
   // A read keeps nothing: no await.
   return keep ? keepResponse(c, keep, body, tx ?? undefined).then(() => outcome) : Promise.resolve(outcome);
 }

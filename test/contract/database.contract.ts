@@ -70,6 +70,26 @@ export function databaseContract(name: string, make: () => Promise<DatabaseSubje
       expect(await db().query(sql`SELECT * FROM tx_fail`)).toEqual([]);
     });
 
+    test('a statement left in flight when the callback resolves commits with the transaction, or fails it whole', async () => {
+      await db().query(sql`CREATE TABLE IF NOT EXISTS tx_last (id int PRIMARY KEY)`);
+      let last!: Promise<unknown>;
+      await db().transaction(async (tx) => {
+        await tx.query(sql`INSERT INTO tx_last VALUES (${1})`);
+        last = tx.query(sql`INSERT INTO tx_last VALUES (${2})`); // not awaited: COMMIT goes behind it
+      });
+      await last;
+      expect((await db().query<{ id: number }>(sql`SELECT id FROM tx_last ORDER BY id`)).map((r) => r.id)).toEqual([1, 2]);
+      const failed = db().transaction(async (tx) => {
+        await tx.query(sql`INSERT INTO tx_last VALUES (${3})`);
+        last = tx.query(sql`INSERT INTO tx_last VALUES (${1})`); // duplicate key, not awaited
+        last.catch(() => {});
+        return 'answered';
+      });
+      await expect(failed).rejects.toThrow();
+      await expect(last).rejects.toThrow();
+      expect((await db().query<{ id: number }>(sql`SELECT id FROM tx_last ORDER BY id`)).map((r) => r.id)).toEqual([1, 2]);
+    });
+
     test('concurrent transactions incrementing one row lose no update', async () => {
       await db().query(sql`CREATE TABLE IF NOT EXISTS counter (id int PRIMARY KEY, n int NOT NULL)`);
       await db().query(sql`INSERT INTO counter VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET n = 0`);

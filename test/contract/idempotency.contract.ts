@@ -197,6 +197,28 @@ export function idempotencyContract(name: string, make: () => Promise<Idempotenc
       expect(await s.db.transaction((tx) => recordIn(tx, 'p1', key, { from: 'record' }))).toEqual({ kind: 'replay', response: { from: 'claim' } });
     });
 
+    test('recordAtCommit: recorded with the COMMIT; a taken key fails the transaction and resolves false, lookup tells what it holds', async () => {
+      const atCommit = (tx: Queryable, key: string, response: Json, hash = H1) => s.port.recordAtCommit!(tx, 'p1', key, 'activate_signal', hash, response);
+      const key = newKey();
+      let first!: Promise<boolean>;
+      await s.db.transaction(async (tx) => {
+        first = atCommit(tx, key, { first: true });
+      });
+      expect(await first).toBe(true);
+      expect(await lookup('p1', key)).toEqual({ kind: 'replay', response: { first: true } });
+      await s.db.query(sql`CREATE TABLE IF NOT EXISTS idem_at_commit (id text PRIMARY KEY)`);
+      let second!: Promise<boolean>;
+      const failed = s.db.transaction(async (tx) => {
+        await tx.query(sql`INSERT INTO idem_at_commit VALUES (${key})`);
+        second = atCommit(tx, key, { second: true }, H2);
+      });
+      await expect(failed).rejects.toThrow();
+      expect(await second).toBe(false);
+      // Nothing of the call's transaction was committed; the key still holds the first response.
+      expect(await s.db.query(sql`SELECT id FROM idem_at_commit WHERE id = ${key}`)).toEqual([]);
+      expect(await lookup('p1', key)).toEqual({ kind: 'replay', response: { first: true } });
+    });
+
     for (const ending of ['commits', 'rolls back'] as const) {
       test(`a duplicate record waits for the first transaction on the key: when it ${ending}, the duplicate ${ending === 'commits' ? 'replays it' : 'records'}`, async () => {
         const key = newKey();

@@ -102,8 +102,11 @@ export default definePlugin({
         const lines = records.lines;
         // Data is complete `delayMinutes` after the fact: nothing newer is reported.
         const horizon = asOf - model.delayMinutes * 60_000;
-        const times = [...new Set(windows.flatMap((w) => [w.start.getTime(), Math.min(w.end.getTime(), horizon)]))].sort((a, b) => a - b);
-        const at = new Map(times.map((t, i) => [t, i]));
+        // The distinct times the windows need, ascending, and each one's index.
+        const at = new Map<number, number>();
+        for (const w of windows) at.set(w.start.getTime(), 0).set(Math.min(w.end.getTime(), horizon), 0);
+        const times = [...at.keys()].sort((a, b) => a - b);
+        for (const [i, t] of times.entries()) at.set(t, i);
         const curves = lines.map((line) => cumulative(line, times, asOf, model));
         const reports = windows.map((w): WindowReport => {
           const start = w.start.getTime();
@@ -113,7 +116,10 @@ export default definePlugin({
             start: w.start,
             end: w.end,
             ready,
-            lines: lines.map((line, i) => ({ packageId: line.packageId, ...between(curves[i]![at.get(start)!]!, curves[i]![at.get(end)!]!) })),
+            lines: lines.map((line, i) => {
+              const f = between(curves[i]![at.get(start)!]!, curves[i]![at.get(end)!]!);
+              return { packageId: line.packageId, impressions: f.impressions, clicks: f.clicks, spend: f.spend };
+            }),
           };
           if (!ready) report.availableAt = new Date(availableAt(mediaBuyId, w.end.getTime(), model));
           return report;

@@ -101,6 +101,9 @@ export type AdServerEvent =
       reason: string;
     };
 
+/** The windows a report covers. */
+export type ReportWindows = ReadonlyArray<{ start: Date; end: Date }>;
+
 /**
  * Where orders serve. Writes take the caller's transaction (`tx`): an adapter on the same
  * database commits with the media buy; a remote ad server ignores it and calls its API.
@@ -122,8 +125,11 @@ export interface AdServerPort {
   amend(tx: Queryable, mediaBuyId: string, change: { startTime?: Date; endTime?: Date; lines?: OrderLine[] }): Promise<void>;
   /** Move lines (all of the order's when `packageIds` is absent) to a state from `at` on. */
   setState(tx: Queryable, mediaBuyId: string, state: LineState, at: Date, packageIds?: readonly string[]): Promise<void>;
-  /** Delivery of each window as known at `asOf`; reads through `q` (a caller's open transaction, or the pool). */
-  report(q: Queryable, mediaBuyId: string, windows: ReadonlyArray<{ start: Date; end: Date }>, asOf: Date): Promise<WindowReport[]>;
+  /**
+   * Delivery of each window as known at `asOf`; reads through `q` (a caller's open transaction, or the pool).
+   * `windows` may come later (a promise): the adapter starts its reads at once, beside the caller's own.
+   */
+  report(q: Queryable, mediaBuyId: string, windows: ReportWindows | PromiseLike<ReportWindows>, asOf: Date): Promise<WindowReport[]>;
   subscribe(handler: (tx: Queryable, event: AdServerEvent) => Promise<void>): void;
   /**
    * Attribute conversions to lines of these orders that were serving at each conversion's time

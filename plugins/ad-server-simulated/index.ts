@@ -4,7 +4,7 @@ import { definePlugin } from '../../core/plugin.ts';
 import { loadMigrations } from '../../core/migrations.ts';
 import { Database, type Queryable } from '../../core/ports/database.ts';
 import { Clock } from '../../core/ports/clock.ts';
-import { AdServer, type AdServerEvent, type AdServerPort, type WindowReport } from '../../core/ports/ad-server.ts';
+import { AdServer, type AdServerEvent, type AdServerPort, type ReportWindows, type WindowReport } from '../../core/ports/ad-server.ts';
 import { AdServerSimulation } from '../../core/ports/ad-server-simulation.ts';
 import { sql } from '../../core/sql.ts';
 import { addDelivery, addRecorded, recordConversions } from './additions.ts';
@@ -76,7 +76,7 @@ export default definePlugin({
       rejectAboveBudget: o.approval.rejectAboveBudget,
     };
     const handlers: Array<(tx: Queryable, event: AdServerEvent) => Promise<void>> = [];
-    const reads = new BatchedRead((_, wanted: Array<{ media_buy_id: string; as_of: Date }>) => recordsOf(db, wanted));
+    const reads = new BatchedRead((_, wanted: Array<{ media_buy_id: string; as_of: string }>) => recordsOf(db, wanted));
 
     const port: AdServerPort = {
       reporting: { expectedDelayMinutes: o.delayMinutes, timezone: 'UTC', granularities: ['hourly', 'daily', 'monthly'] },
@@ -85,16 +85,29 @@ export default definePlugin({
       review: (tx, id) => review(tx, id, clock.now(), approval),
       amend,
       setState,
-      async report(q, mediaBuyId, windows, asOfDate) {
+      async report(q, mediaBuyId, windowsLater, asOfDate) {
         const asOf = asOfDate.getTime();
-        const wanted = { media_buy_id: mediaBuyId, as_of: asOfDate };
+        // as_of as its ISO text: what the statement's JSON parameter would hold anyway, without a Date's toJSON per wish.
+        const wanted = { media_buy_id: mediaBuyId, as_of: asOfDate.toISOString() };
         // Outside a transaction, the reports asked for at once share one statement.
-        const records = q === db ? await reads.read('', wanted) : (await recordsOf(q, [wanted]))[0]!;
+        const read = q === db ? reads.read('', wanted) : recordsOf(q, [wanted]).then((r) => r[0]!);
+        let windows: ReportWindows;
+        try {
+          windows = await windowsLater;
+        } catch (error) {
+          read.catch(() => {});
+          throw error;
+        }
+        const records = await read;
         const lines = records.lines;
         // Data is complete `delayMinutes` after the fact: nothing newer is reported.
         const horizon = asOf - model.delayMinutes * 60_000;
-        const times = [...new Set(windows.flatMap((w) => [w.start.getTime(), Math.min(w.end.getTime(), horizon)]))].sort((a, b) => a - b);
-        const curves = lines.map((line) => new Map(cumulative(line, times, asOf, model).map((c, i) => [times[i]!, c])));
+        // The distinct times the windows need, ascending, and each one's index.
+        const at = new Map<number, number>();
+        for (const w of windows) at.set(w.start.getTime(), 0).set(Math.min(w.end.getTime(), horizon), 0);
+        const times = [...at.keys()].sort((a, b) => a - b);
+        for (const [i, t] of times.entries()) at.set(t, i);
+        const curves = lines.map((line) => cumulative(line, times, asOf, model));
         const reports = windows.map((w): WindowReport => {
           const start = w.start.getTime();
           const end = Math.max(start, Math.min(w.end.getTime(), horizon));
@@ -103,7 +116,10 @@ export default definePlugin({
             start: w.start,
             end: w.end,
             ready,
-            lines: lines.map((line, i) => ({ packageId: line.packageId, ...between(curves[i]!.get(start)!, curves[i]!.get(end)!) })),
+            lines: lines.map((line, i) => {
+              const f = between(curves[i]![at.get(start)!]!, curves[i]![at.get(end)!]!);
+              return { packageId: line.packageId, impressions: f.impressions, clicks: f.clicks, spend: f.spend };
+            }),
           };
           if (!ready) report.availableAt = new Date(availableAt(mediaBuyId, w.end.getTime(), model));
           return report;

@@ -11,7 +11,7 @@ export interface OrderRecords extends Recorded {
 }
 
 /** The records of each wanted order, in order, in one statement (however many reports ask at once). */
-export async function recordsOf(q: Queryable, wanted: ReadonlyArray<{ media_buy_id: string; as_of: Date }>): Promise<OrderRecords[]> {
+export async function recordsOf(q: Queryable, wanted: ReadonlyArray<{ media_buy_id: string; as_of: Date | string }>): Promise<OrderRecords[]> {
   const rows = await q.query<{ lines: Parameters<typeof toModelLine>[0][] } & Recorded>(sql`
     SELECT
       (SELECT COALESCE(json_agg(${LINE} ORDER BY l.package_id), '[]') FROM adsim_lines l JOIN adsim_orders o USING (media_buy_id)

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
 import type { SalesDeps } from './deps.ts';
+import type { ReportWindows } from '../../core/ports/ad-server.ts';
 import { accountRef, date, versionFields } from '../../lib/adcp/request-fields.ts';
 import { figures } from './reports.ts';
 import type { BuyListings, BuysFilter } from './buys/listing.ts';
@@ -53,74 +54,101 @@ export function getMediaBuyDeliveryTask(deps: SalesDeps, listings: BuyListings) 
       }
       const account = input.account ? await deps.accounts.resolve(deps.db, owner, input.account) : undefined;
       const statuses = input.status_filter === undefined ? undefined : Array.isArray(input.status_filter) ? input.status_filter : [input.status_filter];
-      const filters: BuysFilter[] = ['confirmed'];
-      if (account) filters.push('account');
-      if (input.media_buy_ids) filters.push('ids');
-      if (statuses) filters.push('statuses');
-      const listed = (
-        await listings.read('delivered', filters, {
-          owner,
-          account_id: account?.account_id ?? null,
-          ids: input.media_buy_ids ?? null,
-          statuses: statuses ?? null,
-          limit: 100,
-          offset: 0,
-        })
-      ).buys;
-      const buys = listed.map((l) => l.buy);
-      if (input.media_buy_ids) {
-        const found = new Set(buys.map((b) => b.media_buy_id));
-        const missing = input.media_buy_ids.find((id) => !found.has(id));
-        if (missing !== undefined && !statuses) {
-          throw new ProtocolError('MEDIA_BUY_NOT_FOUND', `No media buy ${missing.slice(0, 128)} for this caller`, { status: 404, field: 'media_buy_ids' });
-        }
-      }
       const now = clock.now();
-      // The reporting period: the requested dates (UTC days), else the flights so far.
-      const from = input.start_date
-        ? new Date(`${input.start_date}T00:00:00Z`)
-        : new Date(Math.min(now.getTime(), ...buys.map((b) => (b.started_at ?? b.start_time).getTime())));
-      const until = input.end_date
-        ? new Date(new Date(`${input.end_date}T00:00:00Z`).getTime() + DAY)
-        : new Date(Math.max(from.getTime(), Math.min(now.getTime(), Math.max(0, ...buys.map((b) => (b.ended_at ?? b.end_time).getTime())))));
-      const currency = buys[0]?.currency ?? 'USD';
-      const aggregate = { impressions: 0, spend: 0, clicks: 0, media_buy_count: 0 };
-      const deliveries: Json[] = [];
-      const windows = input.time_granularity && input.include_window_breakdown ? partition(from, until, input.time_granularity) : [];
-      // Every buy's report at once: the ad server may answer them together.
-      const reports = await Promise.all(buys.map((b) => deps.adServer.report(deps.db, b.media_buy_id, [{ start: from, end: until }, ...windows], now)));
-      for (const [n, { buy: b, packages: pkgs }] of listed.entries()) {
-        const reps = reports[n]!;
-        const { totals, byPackage } = figures(pkgs, reps[0]!);
-        const delivery: Json = { media_buy_id: b.media_buy_id, status: b.status, totals, by_package: byPackage };
-        if (windows.length) {
-          delivery.windows = windows.map((w, i) => {
-            const f = figures(pkgs, reps[i + 1]!);
-            return {
-              window_start: w.start.toISOString(),
-              window_end: w.end.toISOString(),
-              totals: f.totals,
-              by_package: f.byPackage.map(({ package_id, impressions, spend, clicks }) => ({ package_id, impressions, spend, clicks })),
-              is_final: reps[i + 1]!.ready,
-            };
-          });
-        }
-        if (b.currency === currency) {
-          aggregate.impressions += totals.impressions as number;
-          aggregate.spend += totals.spend as number;
-          aggregate.clicks += (totals.clicks as number) ?? 0;
-          aggregate.media_buy_count++;
-        }
-        deliveries.push(delivery);
+      // Buys named by id: the ad server's reads start now, beside the listing (one round trip of
+      // latency, not two); each gets its windows once the listing gives the reporting period.
+      const early = new Map((input.media_buy_ids ?? []).map((id) => [id, Promise.withResolvers<ReportWindows>()]));
+      const earlyReports = new Map(
+        [...early].map(([id, w]) => {
+          const report = deps.adServer.report(deps.db, id, w.promise, now);
+          // Awaited only if listed; a failure is the listing's or reported there.
+          report.catch(() => {});
+          return [id, report] as const;
+        }),
+      );
+      try {
+        return await respond();
+      } finally {
+        // The ids not listed (filtered out, not the caller's, or the call failed) want no window.
+        for (const w of early.values()) w.resolve([]);
       }
-      const body: Json = {
-        reporting_period: { start: from.toISOString(), end: until.toISOString() },
-        currency,
-        aggregated_totals: { ...aggregate, spend: cents(aggregate.spend) },
-        media_buy_deliveries: deliveries,
-      };
-      if (deps.options.sandbox) body.sandbox = true;
-      return body;
+      async function respond(): Promise<Json> {
+        const filters: BuysFilter[] = ['confirmed'];
+        if (account) filters.push('account');
+        if (input.media_buy_ids) filters.push('ids');
+        if (statuses) filters.push('statuses');
+        const listed = (
+          await listings.read('delivered', filters, {
+            owner,
+            account_id: account?.account_id ?? null,
+            ids: input.media_buy_ids ?? null,
+            statuses: statuses ?? null,
+            limit: 100,
+            offset: 0,
+          })
+        ).buys;
+        const buys = listed.map((l) => l.buy);
+        if (input.media_buy_ids) {
+          const found = new Set(buys.map((b) => b.media_buy_id));
+          const missing = input.media_buy_ids.find((id) => !found.has(id));
+          if (missing !== undefined && !statuses) {
+            throw new ProtocolError('MEDIA_BUY_NOT_FOUND', `No media buy ${missing.slice(0, 128)} for this caller`, { status: 404, field: 'media_buy_ids' });
+          }
+        }
+        // The reporting period: the requested dates (UTC days), else the flights so far.
+        const from = input.start_date
+          ? new Date(`${input.start_date}T00:00:00Z`)
+          : new Date(Math.min(now.getTime(), ...buys.map((b) => (b.started_at ?? b.start_time).getTime())));
+        const until = input.end_date
+          ? new Date(new Date(`${input.end_date}T00:00:00Z`).getTime() + DAY)
+          : new Date(Math.max(from.getTime(), Math.min(now.getTime(), Math.max(0, ...buys.map((b) => (b.ended_at ?? b.end_time).getTime())))));
+        const currency = buys[0]?.currency ?? 'USD';
+        const aggregate = { impressions: 0, spend: 0, clicks: 0, media_buy_count: 0 };
+        const deliveries: Json[] = [];
+        const windows = input.time_granularity && input.include_window_breakdown ? partition(from, until, input.time_granularity) : [];
+        // Every buy's report at once: the ad server may answer them together.
+        const asked: ReportWindows = [{ start: from, end: until }, ...windows];
+        const reports = await Promise.all(
+          buys.map((b) => {
+            const later = early.get(b.media_buy_id);
+            if (!later) return deps.adServer.report(deps.db, b.media_buy_id, asked, now);
+            later.resolve(asked);
+            return earlyReports.get(b.media_buy_id)!;
+          }),
+        );
+        for (const [n, { buy: b, packages: pkgs }] of listed.entries()) {
+          const reps = reports[n]!;
+          const { totals, byPackage } = figures(pkgs, reps[0]!);
+          const delivery: Json = { media_buy_id: b.media_buy_id, status: b.status, totals, by_package: byPackage };
+          if (windows.length) {
+            delivery.windows = windows.map((w, i) => {
+              const f = figures(pkgs, reps[i + 1]!);
+              return {
+                window_start: w.start.toISOString(),
+                window_end: w.end.toISOString(),
+                totals: f.totals,
+                by_package: f.byPackage.map(({ package_id, impressions, spend, clicks }) => ({ package_id, impressions, spend, clicks })),
+                is_final: reps[i + 1]!.ready,
+              };
+            });
+          }
+          if (b.currency === currency) {
+            aggregate.impressions += totals.impressions as number;
+            aggregate.spend += totals.spend as number;
+            aggregate.clicks += (totals.clicks as number) ?? 0;
+            aggregate.media_buy_count++;
+          }
+          deliveries.push(delivery);
+        }
+        const body: Json = {
+          reporting_period: { start: from.toISOString(), end: until.toISOString() },
+          currency,
+          aggregated_totals: { ...aggregate, spend: cents(aggregate.spend) },
+          media_buy_deliveries: deliveries,
+        };
+        if (deps.options.sandbox) body.sandbox = true;
+        return body;
+      }
     },
   });
 }

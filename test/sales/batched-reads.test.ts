@@ -71,6 +71,15 @@ forEachDatabase<SalesWorld>(
         [c, 'get_media_buy_delivery', { account: { account_id: s.a } }, 'ok'],
         [c, 'get_media_buy_delivery', { media_buy_ids: [s.buys[2]!] }, 'ok'],
         [c, 'get_media_buy_delivery', { media_buy_ids: [other.buys[0]!] }, 'MEDIA_BUY_NOT_FOUND'],
+        // The ad server's reads of named buys start beside the listing: unlisted ones (the other's, filtered out) show nowhere.
+        [
+          c,
+          'get_media_buy_delivery',
+          { media_buy_ids: [s.buys[0]!, s.buys[2]!, s.buys[1]!], time_granularity: 'hourly', include_window_breakdown: true },
+          'ok',
+        ],
+        [c, 'get_media_buy_delivery', { media_buy_ids: [s.buys[1]!, other.buys[0]!], status_filter: ['active', 'pending_start'] }, 'ok'],
+        [c, 'get_media_buy_delivery', { media_buy_ids: [s.buys[0]!, s.buys[0]!], status_filter: 'completed' }, 'ok'], // none listed
         [c, 'list_creatives', {}, 'ok'],
         [c, 'list_creatives', { account: { account_id: s.b } }, 'ok'],
         [c, 'list_creatives', { account: { account_id: other.a } }, 'ACCOUNT_NOT_FOUND'],
@@ -89,6 +98,11 @@ forEachDatabase<SalesWorld>(
         // Named in a refusal at most: the other organization's account a and first buy.
         for (const id of [other.b, ...other.buys.slice(1)]) expect(text).not.toContain(id);
       }
+      // Buys named by id (their ad server reads start beside the listing) report as the same buys listed by account.
+      const byAccount = await mine.call('get_media_buy_delivery', { account: { account_id: m.a } });
+      const byIds = await mine.call('get_media_buy_delivery', { media_buy_ids: [m.buys[1]!, m.buys[0]!] });
+      expect(byAccount.body.media_buy_deliveries.length).toBe(2);
+      expect(byIds.body).toEqual(byAccount.body);
       // Together, twice over and interleaved: the same answers.
       const together = await Promise.all([...all, ...all].map(([c, name, args]) => c.call(name, args)));
       expect(together.map((r) => r.body)).toEqual([...alone, ...alone]);

@@ -75,6 +75,36 @@ const toListed = (r: any): ListedPackage => ({
   targeting_overlay: r.targeting_overlay,
   creatives: Number(r.creatives ?? 0),
 });
+// The buy's members built by name: a rest or spread copy of the row costs more than the rest of its mapping.
+const toListedBuy = (r: any): ListedBuyRow => ({
+  media_buy_id: r.media_buy_id,
+  account_id: r.account_id,
+  status: r.status,
+  revision: Number(r.revision),
+  currency: r.currency,
+  total_budget: Number(r.total_budget),
+  start_time: r.start_time,
+  end_time: r.end_time,
+  confirmed_at: r.confirmed_at,
+  ended_at: r.ended_at,
+  rejection_reason: r.rejection_reason,
+  canceled_by: r.canceled_by,
+  cancellation_reason: r.cancellation_reason,
+  governance: r.governance,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+  pushes: r.pushes,
+});
+const toDeliveredBuy = (r: any): DeliveredBuyRow => ({
+  media_buy_id: r.media_buy_id,
+  status: r.status,
+  currency: r.currency,
+  start_time: r.start_time,
+  end_time: r.end_time,
+  started_at: r.started_at,
+  ended_at: r.ended_at,
+  created_at: r.created_at,
+});
 const toDelivered = (r: any): DeliveredPackage => ({
   package_id: r.package_id,
   pricing_model: r.pricing_model,
@@ -119,14 +149,15 @@ export class BuyListings {
           ORDER BY m.created_at, m.media_buy_id LIMIT r."limit" OFFSET r."offset") m
         ORDER BY m.i, m.created_at, m.media_buy_id`);
       const toPackage: (r: any) => ListedPackage | DeliveredPackage = view === 'listed' ? toListed : toDelivered;
+      // Timestamps come as Dates (both drivers); numbers as the driver gives them.
+      const toBuy: (r: any) => ListedBuyRow | DeliveredBuyRow = view === 'listed' ? toListedBuy : toDeliveredBuy;
       return byWish(rows, wishes.length).map((page) => ({
         total: page[0]?.listed_total ?? page.length,
-        buys: page.map(({ i: _, listed_total: __, package_rows, impairment_rows, feedback_rows, ...buy }) => ({
-          // Timestamps come as Dates (both drivers); numbers as the driver gives them.
-          buy: (view === 'listed' ? { ...buy, revision: Number(buy.revision), total_budget: Number(buy.total_budget) } : buy) as ListedBuyRow | DeliveredBuyRow,
-          packages: package_rows.map(toPackage),
-          impairments: impairment_rows?.map(renderImpairment) ?? [],
-          feedback: feedback_rows?.map(renderFeedback) ?? [],
+        buys: page.map((row) => ({
+          buy: toBuy(row),
+          packages: row.package_rows.map(toPackage),
+          impairments: row.impairment_rows?.map(renderImpairment) ?? [],
+          feedback: row.feedback_rows?.map(renderFeedback) ?? [],
         })),
       }));
     });

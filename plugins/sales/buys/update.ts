@@ -19,6 +19,7 @@ import { renderPackage } from './render.ts';
 import { requireAdServer } from '../upstream.ts';
 import { matchPackageLists, type ListMatch } from '../list-targeting.ts';
 import { cents } from '../money.ts';
+import { pipelined } from '../../../lib/pipelined.ts';
 
 const packageUpdate = v.object({
   package_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128)),
@@ -57,7 +58,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
     protocol: 'media_buy',
     mutating: true,
     input: updateMediaBuyInput,
-    async handler({ input, principal, clock }) {
+    async handler({ input, principal, clock, idempotency }) {
       const owner = principal.orgId;
       await requireAdServer(deps, principal.id, 'update_media_buy');
       const actor = principal.orgName;
@@ -329,8 +330,36 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         requireTransition(b.status, next.status);
         next.total_budget = cents([...packages.filter((p) => !p.canceled), ...planned.map((p) => p.row)].reduce((s, p) => s + p.budget, 0));
         next.revision = b.revision + 1;
-        // The buy's row and its history entry travel together (one round trip).
-        await Promise.all([
+        // New packages and assignments change what is stored beyond `next` and `written`: read back.
+        const fresh = planned.length > 0 || assigned;
+        const render = (after: BuyRow, rows: PackageRow[]): Json => {
+          const body: Json = {
+            media_buy_id: after.media_buy_id,
+            media_buy_status: after.status,
+            revision: after.revision,
+            currency: after.currency,
+            total_budget: after.total_budget,
+            implementation_date: now.toISOString(),
+            affected_packages: rows.filter((p) => affected.has(p.package_id)).map(renderPackage),
+            valid_actions: [...VALID_ACTIONS[after.status]],
+            sandbox: after.sandbox,
+          };
+          if (notes.length) body.message = notes.join(' ');
+          return body;
+        };
+        // Nothing read back and no promotion (only a buy waiting for creatives can be promoted): the answer is
+        // known before the last writes, so the response for replays travels with them (idempotency.keepWithin)
+        // instead of a commit of its own after this transaction.
+        const known =
+          !fresh && next.status !== 'pending_creatives'
+            ? render(
+                next,
+                packages.map((p) => written.get(p.package_id) ?? p),
+              )
+            : null;
+        const keep = known ? idempotency.keepWithin : undefined;
+        // The buy's row, its history entry (and the kept answer) travel together (one round trip).
+        await pipelined([
           updateBuy(tx, b.media_buy_id, {
             status: next.status,
             revision: next.revision,
@@ -354,25 +383,13 @@ export function updateMediaBuyTask(deps: SalesDeps) {
             action: input.canceled ? 'canceled' : 'updated',
             summary: summary.join(', '),
           }),
+          keep ? keep(tx, known!) : Promise.resolve(),
         ]);
-        // New packages and assignments change what is stored beyond `next` and `written`: read back.
-        const fresh = planned.length > 0 || assigned;
+        if (known) return known;
         const promoted = await promoteIfReady(tx, b.media_buy_id, actor, now, fresh ? undefined : { buy: next, packages });
         const after = promoted ?? next;
         const rows = fresh ? (await loadPackages(tx, [b.media_buy_id])).get(b.media_buy_id)! : packages.map((p) => written.get(p.package_id) ?? p);
-        const body: Json = {
-          media_buy_id: after.media_buy_id,
-          media_buy_status: after.status,
-          revision: after.revision,
-          currency: after.currency,
-          total_budget: after.total_budget,
-          implementation_date: now.toISOString(),
-          affected_packages: rows.filter((p) => affected.has(p.package_id)).map(renderPackage),
-          valid_actions: [...VALID_ACTIONS[after.status]],
-          sandbox: after.sandbox,
-        };
-        if (notes.length) body.message = notes.join(' ');
-        return body;
+        return render(after, rows);
       });
     },
   });

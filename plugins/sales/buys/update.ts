@@ -9,7 +9,7 @@ import { creativeAssignment, keptOverlay, money, packageRequest, pushConfig, rep
 import { sealChannel } from '../channels.ts';
 import { dueAt } from './due.ts';
 import { reemitOpen } from '../impairments.ts';
-import { assign, promoteIfReady } from './assignments.ts';
+import { assign, promotable, promoteIfReady } from './assignments.ts';
 import { fitsFormats } from '../../../lib/adcp/format-ids.ts';
 import { checkChannel } from './create.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
@@ -20,6 +20,17 @@ import { requireAdServer } from '../upstream.ts';
 import { matchPackageLists, type ListMatch } from '../list-targeting.ts';
 import { cents } from '../money.ts';
 import { pipelined } from '../../../lib/pipelined.ts';
+
+/**
+ * Whether a number written to a numeric column of `places` decimals reads back as itself: its decimal
+ * form (what the driver sends) has no more decimals than the column keeps, so nothing is rounded.
+ */
+function storesExactly(x: number | null, places: number): boolean {
+  if (x === null) return true;
+  const s = String(x);
+  const dot = s.indexOf('.');
+  return !s.includes('e') && (dot === -1 || s.length - dot - 1 <= places);
+}
 
 const packageUpdate = v.object({
   package_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128)),
@@ -160,6 +171,8 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         const affected = new Set<string>();
         // The updated packages as stored (numeric columns rounded), to answer with.
         const written = new Map<string, PackageRow>();
+        /** Package writes sent and not yet waited for (a failure still fails the call, with the buy's writes). */
+        const deferred: Promise<unknown>[] = [];
         let assigned = false;
 
         if (input.canceled) {
@@ -276,7 +289,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           Object.assign(pkg, changed);
           const match = matches.get(pkg.package_id);
           // The package's row and its ad server line are written together (one round trip).
-          const [[stored]] = await Promise.all([
+          const write = Promise.all([
             tx.query(sql`UPDATE sales_packages SET budget = ${pkg.budget}::numeric, bid_price = ${pkg.bid_price}::numeric, paused = ${pkg.paused}::boolean,
             canceled = ${pkg.canceled}::boolean, targeting_overlay = ${pkg.targeting_overlay ?? null}::jsonb WHERE package_id = ${pkg.package_id}::text RETURNING *`),
             (changed.budget !== undefined || changed.bid_price !== undefined || match) &&
@@ -295,7 +308,16 @@ export function updateMediaBuyTask(deps: SalesDeps) {
                 ],
               }),
           ]);
-          written.set(pkg.package_id, toPackage({ ...stored, creatives: pkg.creatives }));
+          if (u.targeting_overlay === undefined && storesExactly(pkg.budget, 2) && storesExactly(pkg.bid_price, 4)) {
+            // The row as stored is the row as changed here (no rounding, no jsonb reordering): not waited
+            // for, it travels with the buy's writes below (one round trip less while the buy is locked).
+            write.catch(() => {});
+            deferred.push(write);
+            written.set(pkg.package_id, { ...pkg });
+          } else {
+            const [[stored]] = await write;
+            written.set(pkg.package_id, toPackage({ ...stored, creatives: pkg.creatives }));
+          }
           affected.add(pkg.package_id);
           summary.push(`package ${pkg.package_id}`);
         }
@@ -347,11 +369,10 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           if (notes.length) body.message = notes.join(' ');
           return body;
         };
-        // Nothing read back and no promotion (only a buy waiting for creatives can be promoted): the answer is
-        // known before the last writes, so the response for replays travels with them (idempotency.keepWithin)
-        // instead of a commit of its own after this transaction.
+        // Nothing read back and no promotion: the answer is known before the last writes, so the response for
+        // replays travels with them (idempotency.keepWithin) instead of a commit of its own after this transaction.
         const known =
-          !fresh && next.status !== 'pending_creatives'
+          !fresh && !promotable(next, packages)
             ? render(
                 next,
                 packages.map((p) => written.get(p.package_id) ?? p),
@@ -360,6 +381,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         const keep = known ? idempotency.keepWithin : undefined;
         // The buy's row, its history entry (and the kept answer) travel together (one round trip).
         await pipelined([
+          ...deferred,
           updateBuy(tx, b.media_buy_id, {
             status: next.status,
             revision: next.revision,

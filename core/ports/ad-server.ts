@@ -122,8 +122,16 @@ export interface AdServerPort {
   amend(tx: Queryable, mediaBuyId: string, change: { startTime?: Date; endTime?: Date; lines?: OrderLine[] }): Promise<void>;
   /** Move lines (all of the order's when `packageIds` is absent) to a state from `at` on. */
   setState(tx: Queryable, mediaBuyId: string, state: LineState, at: Date, packageIds?: readonly string[]): Promise<void>;
-  /** Delivery of each window as known at `asOf`; reads through `q` (a caller's open transaction, or the pool). */
-  report(q: Queryable, mediaBuyId: string, windows: ReadonlyArray<{ start: Date; end: Date }>, asOf: Date): Promise<WindowReport[]>;
+  /**
+   * Delivery of each window as known at `asOf`; reads through `q` (a caller's open transaction, or the pool).
+   * `windows` may still be on its way (read in the same transaction): the read is sent at once, not after them.
+   */
+  report(
+    q: Queryable,
+    mediaBuyId: string,
+    windows: ReadonlyArray<{ start: Date; end: Date }> | Promise<ReadonlyArray<{ start: Date; end: Date }>>,
+    asOf: Date,
+  ): Promise<WindowReport[]>;
   subscribe(handler: (tx: Queryable, event: AdServerEvent) => Promise<void>): void;
   /**
    * Attribute conversions to lines of these orders that were serving at each conversion's time

@@ -11,6 +11,7 @@ import { addDelivery, addRecorded, recordConversions } from './additions.ts';
 import { recordsOf } from './records.ts';
 import { BatchedRead } from '../../lib/batched-read.ts';
 import { amend, book, modelLines, requiresReview, review, setState } from './orders.ts';
+import { pipelined } from '../../lib/pipelined.ts';
 import { availableAt, between, cumulative, type ModelOptions } from './model.ts';
 import { dispatchOne, generateEvents } from './events.ts';
 
@@ -85,11 +86,13 @@ export default definePlugin({
       review: (tx, id) => review(tx, id, clock.now(), approval),
       amend,
       setState,
-      async report(q, mediaBuyId, windows, asOfDate) {
+      async report(q, mediaBuyId, pending, asOfDate) {
         const asOf = asOfDate.getTime();
         const wanted = { media_buy_id: mediaBuyId, as_of: asOfDate };
-        // Outside a transaction, the reports asked for at once share one statement.
-        const records = q === db ? await reads.read('', wanted) : (await recordsOf(q, [wanted]))[0]!;
+        // Outside a transaction, the reports asked for at once share one statement. The read does not depend
+        // on the windows: it is sent before they are known.
+        const read = q === db ? reads.read('', wanted) : recordsOf(q, [wanted]).then((r) => r[0]!);
+        const [records, windows] = await pipelined([read, Promise.resolve(pending)] as const);
         const lines = records.lines;
         // Data is complete `delayMinutes` after the fact: nothing newer is reported.
         const horizon = asOf - model.delayMinutes * 60_000;

@@ -138,17 +138,30 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         // What was delivered bounds a new budget. When the first package change is a budget and nothing
         // before it touches the ad server, it is asked right behind the lock too.
         let spent: Promise<Map<string, number>> | null = null;
-        const delivered = (b: BuyRow) =>
-          (spent ??= deps.adServer
-            .report(tx, b.media_buy_id, [{ start: b.start_time, end: now }], now)
-            .then(([rep]) => new Map(rep!.lines.map((l) => [l.packageId, l.spend]))));
+        const report = (id: string, start: Promise<Date> | Date) =>
+          deps.adServer
+            .report(
+              tx,
+              id,
+              Promise.resolve(start).then((s) => [{ start: s, end: now }]),
+              now,
+            )
+            .then(([rep]) => new Map(rep!.lines.map((l) => [l.packageId, l.spend])));
+        const delivered = (b: BuyRow) => (spent ??= report(b.media_buy_id, b.start_time));
         const early =
           input.packages?.[0]?.budget !== undefined &&
           input.paused === undefined &&
           !input.canceled &&
           input.start_time === undefined &&
           input.end_time === undefined;
-        if (early) locked.then((b) => delivered(b).catch(() => {})).catch(() => {});
+        if (early) {
+          // Its read goes with the lock's (the window, from the buy's start, follows once the buy is read).
+          spent = report(
+            current?.media_buy_id ?? input.media_buy_id,
+            locked.then((b) => b.start_time),
+          );
+          spent.catch(() => {});
+        }
         const [b, byBuy] = await Promise.all([locked, loaded]);
         if (input.revision !== undefined && input.revision !== b.revision) {
           throw new ProtocolError('CONFLICT', `revision: the media buy is at revision ${b.revision}, not ${input.revision}; read it again and retry`, {

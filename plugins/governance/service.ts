@@ -6,7 +6,18 @@ import type { GovernanceCheck, GovernanceDecision } from '../../core/ports/gover
 import type { Json } from '../../core/task.ts';
 import { evaluate, type GovernanceMode, type Proposal } from './evaluate.ts';
 import { evaluateDelivery, type DeliveryMetrics } from './delivery.ts';
-import { committedBudgets, findCheck, insertCheck, insertOutcome, latestCheckOf, loadPlanCommitted, loadPlans, type CheckRow } from './store.ts';
+import {
+  committedBudgets,
+  fencedInsertCheck,
+  findCheck,
+  insertCheck,
+  insertOutcome,
+  latestCheckOf,
+  loadPlanCommitted,
+  loadPlans,
+  type CheckRow,
+  type PlanCommitted,
+} from './store.ts';
 
 export interface GovernanceDeps {
   db: DatabasePort;
@@ -59,6 +70,9 @@ export function proposalOf(request: CheckRequest, now: Date): Proposal {
   };
 }
 
+/** Plans kept for fenced checks (they are small; a full map starts over). */
+const PLANS_KEPT = 1000;
+
 const planNotFound = (planId: string) =>
   new ProtocolError('PLAN_NOT_FOUND', `No governance plan ${planId.slice(0, 128)} for this caller`, {
     status: 404,
@@ -68,56 +82,78 @@ const planNotFound = (planId: string) =>
 
 /** The plans, checks and outcomes behind the tasks and the Governance port, scoped by owning organization. */
 export function createGovernanceService(deps: GovernanceDeps) {
+  /**
+   * The plans checks were last judged by, per owner and plan: a check judged by one is recorded by
+   * an insert that verifies the plan row and its committed budget are unchanged (one statement
+   * instead of a read and a write; multi-instance safe, the fence is in the database).
+   */
+  const plans = new Map<string, PlanCommitted>();
+
+  /** The decision on a request by a plan, and the check row that records it. */
+  const judge = (plan: PlanCommitted, request: CheckRequest, now: Date): GovernanceDecision & { row: CheckRow } => {
+    const delivery = request.phase === 'delivery';
+    if (delivery && !request.delivery_metrics) {
+      throw new ProtocolError('INVALID_REQUEST', 'delivery_metrics: is required for the delivery phase', { status: 400, field: 'delivery_metrics' });
+    }
+    const proposal = proposalOf(request, now);
+    const result = delivery
+      ? evaluateDelivery(plan.plan, plan.status, request.delivery_metrics!, deps.mode, now)
+      : evaluate(plan.plan, plan.status, plan.committed, proposal, deps.mode, now);
+    const id = deps.ids.uuid7().replace(/-/g, '');
+    const row: CheckRow = {
+      check_id: `chk_${id}`,
+      plan_id: plan.plan_id,
+      caller: request.caller,
+      tool: request.tool ?? null,
+      phase: request.phase ?? 'purchase',
+      // check-governance-request: "the presence of tool+payload identifies an intent check".
+      check_type: request.tool && request.payload ? 'intent' : 'execution',
+      purchase_type: request.purchase_type ?? 'media_buy',
+      status: result.status,
+      mode: deps.mode,
+      explanation: result.explanation,
+      findings: result.findings,
+      conditions: result.conditions,
+      categories_evaluated: result.categories_evaluated,
+      policies_evaluated: result.policies_evaluated,
+      // A delivery report commits nothing new: only purchases carry the amount an outcome is held to.
+      amount: delivery ? null : (proposal.amount ?? null),
+      governance_context: request.governance_context ?? `gov_${id}`,
+      expires_at: result.status === 'denied' ? null : new Date(now.getTime() + deps.checkTtlSeconds * 1000),
+      created_at: now,
+    };
+    return {
+      row,
+      check_id: row.check_id,
+      plan_id: row.plan_id,
+      status: row.status,
+      explanation: row.explanation,
+      findings: row.findings,
+      conditions: row.conditions,
+      ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),
+      governance_context: row.governance_context,
+    };
+  };
+
   return {
     /** Judge a proposal against the owner's plan and record the decision (the audit log). */
     async check(owner: string, request: CheckRequest): Promise<GovernanceDecision & { row: CheckRow }> {
       const now = deps.clock.now();
+      const key = `${owner}\u0000${request.plan_id}`;
+      const known = plans.get(key);
+      if (known) {
+        // Judged by the plan as last read; recorded only if the plan and its committed budget are unchanged.
+        const decided = judge(known, request, now);
+        if (await fencedInsertCheck(deps.db, owner, known, decided.row)) return decided;
+        plans.delete(key);
+      }
       const plan = await loadPlanCommitted(deps.db, owner, request.plan_id);
       if (!plan) throw planNotFound(request.plan_id);
-      const committed = plan.committed;
-      const delivery = request.phase === 'delivery';
-      if (delivery && !request.delivery_metrics) {
-        throw new ProtocolError('INVALID_REQUEST', 'delivery_metrics: is required for the delivery phase', { status: 400, field: 'delivery_metrics' });
-      }
-      const proposal = proposalOf(request, now);
-      const result = delivery
-        ? evaluateDelivery(plan.plan, plan.status, request.delivery_metrics!, deps.mode, now)
-        : evaluate(plan.plan, plan.status, committed, proposal, deps.mode, now);
-      const id = deps.ids.uuid7().replace(/-/g, '');
-      const row: CheckRow = {
-        check_id: `chk_${id}`,
-        plan_id: plan.plan_id,
-        caller: request.caller,
-        tool: request.tool ?? null,
-        phase: request.phase ?? 'purchase',
-        // check-governance-request: "the presence of tool+payload identifies an intent check".
-        check_type: request.tool && request.payload ? 'intent' : 'execution',
-        purchase_type: request.purchase_type ?? 'media_buy',
-        status: result.status,
-        mode: deps.mode,
-        explanation: result.explanation,
-        findings: result.findings,
-        conditions: result.conditions,
-        categories_evaluated: result.categories_evaluated,
-        policies_evaluated: result.policies_evaluated,
-        // A delivery report commits nothing new: only purchases carry the amount an outcome is held to.
-        amount: delivery ? null : (proposal.amount ?? null),
-        governance_context: request.governance_context ?? `gov_${id}`,
-        expires_at: result.status === 'denied' ? null : new Date(now.getTime() + deps.checkTtlSeconds * 1000),
-        created_at: now,
-      };
-      await insertCheck(deps.db, owner, plan.version, row);
-      return {
-        row,
-        check_id: row.check_id,
-        plan_id: row.plan_id,
-        status: row.status,
-        explanation: row.explanation,
-        findings: row.findings,
-        conditions: row.conditions,
-        ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),
-        governance_context: row.governance_context,
-      };
+      if (plans.size >= PLANS_KEPT) plans.clear();
+      plans.set(key, plan);
+      const decided = judge(plan, request, now);
+      await insertCheck(deps.db, owner, plan.version, decided.row);
+      return decided;
     },
 
     /** Record what became of a checked action; a completed purchase commits its budget to the plan. */

@@ -84,22 +84,58 @@ export async function committedBudgets(q: Queryable, owner: string, planIds: rea
   return new Map(planIds.map((id) => [id, Number(rows.find((r) => r.plan_id === id)?.committed ?? 0)]));
 }
 
-/** A plan with the budget its completed outcomes committed, in one read (check_governance). */
-export async function loadPlanCommitted(q: Queryable, owner: string, planId: string): Promise<(PlanRow & { committed: number }) | undefined> {
-  const [row] = await q.query<PlanRow & { committed: string }>(sql`
-    SELECT p.owner, p.plan_id, p.version, p.status, p.plan, (SELECT COALESCE(sum(o.committed_budget), 0)::text FROM governance_outcomes o
-      WHERE o.owner = p.owner AND o.plan_id = p.plan_id AND o.outcome = 'completed') AS committed
-    FROM governance_plans p WHERE p.owner = ${owner}::text AND p.plan_id = ${planId}::text`);
-  return row && { ...row, version: Number(row.version), committed: Number(row.committed) };
+/**
+ * A plan as check_governance judges by it: with the budget its completed outcomes committed, and the
+ * two fences a later check can be recorded under without reading them again (fencedInsertCheck).
+ */
+export interface PlanCommitted extends PlanRow {
+  committed: number;
+  /** The committed budget as the database sums it (compared as text: no rounding). */
+  committedText: string;
+  /** The row's version as the database keeps it (`xmin`): any write to the plan row changes it. */
+  rowVersion: string;
 }
 
+/** A plan with the budget its completed outcomes committed, in one read (check_governance). */
+export async function loadPlanCommitted(q: Queryable, owner: string, planId: string): Promise<PlanCommitted | undefined> {
+  const [row] = await q.query<PlanRow & { committed: string; row_version: string }>(sql`
+    SELECT p.owner, p.plan_id, p.version, p.status, p.plan, p.xmin::text AS row_version, (${COMMITTED}) AS committed
+    FROM governance_plans p WHERE p.owner = ${owner}::text AND p.plan_id = ${planId}::text`);
+  if (!row) return undefined;
+  const { row_version, committed, ...plan } = row;
+  return { ...plan, version: Number(row.version), committed: Number(committed), committedText: committed, rowVersion: row_version };
+}
+
+/** What the completed outcomes of plan row `p` committed, as text. */
+const COMMITTED = sql`SELECT COALESCE(sum(o.committed_budget), 0)::text FROM governance_outcomes o
+  WHERE o.owner = p.owner AND o.plan_id = p.plan_id AND o.outcome = 'completed'`;
+
+const CHECK_COLUMNS = sql`check_id, owner, plan_id, plan_version, caller, tool, phase, check_type, purchase_type, status, mode, explanation, findings, conditions,
+      categories_evaluated, policies_evaluated, amount, governance_context, expires_at, created_at`;
+const checkValues = (
+  owner: string,
+  planVersion: number,
+  c: CheckRow,
+) => sql`${c.check_id}::text, ${owner}::text, ${c.plan_id}::text, ${planVersion}::int, ${c.caller}::text,
+      ${c.tool}::text, ${c.phase}::text, ${c.check_type}::text, ${c.purchase_type}::text, ${c.status}::text, ${c.mode}::text, ${c.explanation}::text, ${c.findings}::jsonb,
+      ${c.conditions}::jsonb, ${c.categories_evaluated}::text[], ${c.policies_evaluated}::text[], ${c.amount}::numeric, ${c.governance_context}::text,
+      ${c.expires_at}::timestamptz, ${c.created_at}::timestamptz`;
+
 export async function insertCheck(q: Queryable, owner: string, planVersion: number, c: CheckRow): Promise<void> {
-  await q.query(sql`
-    INSERT INTO governance_checks (check_id, owner, plan_id, plan_version, caller, tool, phase, check_type, purchase_type, status, mode, explanation, findings, conditions,
-      categories_evaluated, policies_evaluated, amount, governance_context, expires_at, created_at)
-    VALUES (${c.check_id}::text, ${owner}::text, ${c.plan_id}::text, ${planVersion}::int, ${c.caller}::text, ${c.tool}::text, ${c.phase}::text, ${c.check_type}::text, ${c.purchase_type}::text,
-      ${c.status}::text, ${c.mode}::text, ${c.explanation}::text, ${c.findings}::jsonb, ${c.conditions}::jsonb, ${c.categories_evaluated}::text[],
-      ${c.policies_evaluated}::text[], ${c.amount}::numeric, ${c.governance_context}::text, ${c.expires_at}::timestamptz, ${c.created_at}::timestamptz)`);
+  await q.query(sql`INSERT INTO governance_checks (${CHECK_COLUMNS}) VALUES (${checkValues(owner, planVersion, c)})`);
+}
+
+/**
+ * Record a check judged by a plan read earlier, only if the plan row and its committed budget are
+ * still what it was judged by (checked by the insert itself: one statement). False: nothing was
+ * written; read the plan again and judge anew.
+ */
+export async function fencedInsertCheck(q: Queryable, owner: string, plan: PlanCommitted, c: CheckRow): Promise<boolean> {
+  const rows = await q.query(sql`INSERT INTO governance_checks (${CHECK_COLUMNS})
+    SELECT ${checkValues(owner, plan.version, c)} FROM governance_plans p
+    WHERE p.owner = ${owner}::text AND p.plan_id = ${plan.plan_id}::text AND p.xmin::text = ${plan.rowVersion}::text AND (${COMMITTED}) = ${plan.committedText}::text
+    RETURNING 1 AS recorded`);
+  return rows.length > 0;
 }
 
 export async function findCheck(q: Queryable, owner: string, checkId: string): Promise<CheckRow | null> {

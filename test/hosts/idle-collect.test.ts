@@ -8,7 +8,7 @@ import { ManualTimers } from '../../core/scheduler.ts';
 test('one collection per burst, only after an interval without requests', () => {
   let collections = 0;
   const { touch, job } = idleCollector(1000, () => collections++);
-  const tick = () => job.run(new AbortController().signal);
+  const tick = () => void job.run(new AbortController().signal);
   tick();
   expect(collections).toBe(0); // nothing served yet
   touch();

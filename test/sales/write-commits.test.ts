@@ -4,6 +4,8 @@ import { Database, type Queryable } from '../../core/ports/database.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startSalesWorld, HOUR, type SalesWorld } from './fixture.ts';
 import { REFERENCE_AGENT } from './support/reference-formats.ts';
+import { loadPackages } from '../../plugins/sales/buys/store.ts';
+import { renderPackage } from '../../plugins/sales/buys/render.ts';
 
 // Commits of write calls (issue 26): create_media_buy without governance stores its answer for
 // replays in the buy's own transaction, its rows issued together; sync_creatives runs whole in one.
@@ -124,6 +126,65 @@ forEachDatabase<SalesWorld>(
       expect(writes.map((x) => x.what).sort()).toEqual(['INSERT INTO idempotency_keys', 'INSERT INTO sales_creatives']);
       const replay = await c.call('sync_creatives', args);
       expect(replay.body).toMatchObject({ replayed: true, creatives: [{ creative_id: 'commits_spot', action: 'created' }] });
+    });
+    test('update_media_buy: the claim commits, then the buy and package writes with the stored answer in one transaction; the answer is the stored row', async () => {
+      const w = get();
+      const c = await w.client('rest');
+      const synced = await c.call('sync_accounts', {
+        idempotency_key: 'commits-accounts-000003',
+        accounts: [{ brand: { domain: 'commits3.example' }, operator: 'commits3.example', billing: 'operator' }],
+      });
+      const account = { account_id: synced.body.accounts[0].account_id };
+      const start = w.clock.now().getTime() + HOUR;
+      const created = await c.call('create_media_buy', {
+        idempotency_key: 'commits-create-0000003',
+        account,
+        start_time: new Date(start).toISOString(),
+        end_time: new Date(start + 6 * HOUR).toISOString(),
+        packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
+      });
+      expect(created.ok).toBe(true);
+      const { media_buy_id } = created.body;
+      const package_id = created.body.packages[0].package_id;
+      const db = w.seller.deployment.get(Database);
+      // Budgets and bid prices the columns keep as sent (the row is not read back) and ones they round (read back).
+      const changes = [
+        { budget: 1234.5 },
+        { budget: 2000, bid_price: 0.75 },
+        { budget: 2500.125 },
+        { budget: 3333.3333, bid_price: 1.234567 },
+        { budget: 1e6 + 0.01, bid_price: 2 },
+        { budget: 150.1 },
+      ];
+      for (const [i, change] of changes.entries()) {
+        const args = { idempotency_key: `commits-update-${String(i).padStart(8, '0')}`, account, media_buy_id, packages: [{ package_id, ...change }] };
+        const r = record(w);
+        let updated: Awaited<ReturnType<typeof c.call>>;
+        try {
+          updated = await c.call('update_media_buy', args);
+        } finally {
+          r.restore();
+        }
+        expect(updated.ok).toBe(true);
+        const writes = writesOf(r.seen);
+        expect(writes.filter((x) => x.tx === null).map((x) => x.what)).toEqual(['INSERT INTO idempotency_keys']);
+        const inTx = writes.filter((x) => x.tx !== null);
+        expect(new Set(inTx.map((x) => x.tx)).size).toBe(1);
+        expect(inTx.map((x) => x.what).sort()).toEqual([
+          'INSERT INTO adsim_lines',
+          'INSERT INTO sales_buy_history',
+          'UPDATE idempotency_keys',
+          'UPDATE sales_media_buys',
+          'UPDATE sales_packages',
+        ]);
+        // The answer's package is the stored one, rendered as any read renders it.
+        const stored = (await loadPackages(db, [media_buy_id])).get(media_buy_id)!;
+        expect(updated.body.affected_packages).toEqual(stored.map(renderPackage));
+        const replay = await c.call('update_media_buy', args);
+        const { replayed, ...first } = replay.body;
+        expect(replayed).toBe(true);
+        expect(first).toEqual(updated.body);
+      }
     });
   },
 );

@@ -13,6 +13,10 @@ export async function assign(tx: Queryable, accountId: string, creativeId: strin
     ON CONFLICT (account_id, creative_id, package_id) DO UPDATE SET weight = EXCLUDED.weight`);
 }
 
+/** Whether a buy is waiting for creatives that every live package now has (promoteIfReady moves it on). */
+export const promotable = (buy: BuyRow, packages: readonly PackageRow[]) =>
+  buy.status === 'pending_creatives' && !packages.some((p) => !p.canceled && p.format_ids.length > 0 && p.creatives === 0);
+
 /**
  * `pending_creatives` becomes `pending_start` once every live package has a creative (revision
  * bumped): the promoted buy, else null. `known`: the buy (locked) and its packages as this
@@ -28,7 +32,7 @@ export async function promoteIfReady(
   const buy = known ? known.buy : await loadBuy(tx, mediaBuyId, null, true);
   if (buy?.status !== 'pending_creatives') return null;
   const packages = known ? known.packages : (await loadPackages(tx, [mediaBuyId])).get(mediaBuyId)!;
-  if (packages.some((p) => !p.canceled && p.format_ids.length > 0 && p.creatives === 0)) return null;
+  if (!promotable(buy, packages)) return null;
   const next = { ...buy, status: requireTransition(buy.status, 'pending_start'), revision: buy.revision + 1, updated_at: now };
   await updateBuy(tx, mediaBuyId, { status: next.status, revision: next.revision, updated_at: now, due_at: dueAt(next, 0) });
   await addHistory(tx, {

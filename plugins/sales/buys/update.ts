@@ -9,7 +9,7 @@ import { creativeAssignment, keptOverlay, money, packageRequest, pushConfig, rep
 import { sealChannel } from '../channels.ts';
 import { dueAt } from './due.ts';
 import { reemitOpen } from '../impairments.ts';
-import { assign, promoteIfReady } from './assignments.ts';
+import { assign, promotable, promoteIfReady } from './assignments.ts';
 import { fitsFormats } from '../../../lib/adcp/format-ids.ts';
 import { checkChannel } from './create.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
@@ -19,6 +19,18 @@ import { renderPackage } from './render.ts';
 import { requireAdServer } from '../upstream.ts';
 import { matchPackageLists, type ListMatch } from '../list-targeting.ts';
 import { cents } from '../money.ts';
+import { pipelined } from '../../../lib/pipelined.ts';
+
+/**
+ * Whether a number written to a numeric column of `places` decimals reads back as itself: its decimal
+ * form (what the driver sends) has no more decimals than the column keeps, so nothing is rounded.
+ */
+function storesExactly(x: number | null, places: number): boolean {
+  if (x === null) return true;
+  const s = String(x);
+  const dot = s.indexOf('.');
+  return !s.includes('e') && (dot === -1 || s.length - dot - 1 <= places);
+}
 
 const packageUpdate = v.object({
   package_id: v.pipe(v.string('is required'), v.minLength(1, 'must not be empty'), v.maxLength(128)),
@@ -57,7 +69,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
     protocol: 'media_buy',
     mutating: true,
     input: updateMediaBuyInput,
-    async handler({ input, principal, clock }) {
+    async handler({ input, principal, clock, idempotency }) {
       const owner = principal.orgId;
       await requireAdServer(deps, principal.id, 'update_media_buy');
       const actor = principal.orgName;
@@ -126,17 +138,30 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         // What was delivered bounds a new budget. When the first package change is a budget and nothing
         // before it touches the ad server, it is asked right behind the lock too.
         let spent: Promise<Map<string, number>> | null = null;
-        const delivered = (b: BuyRow) =>
-          (spent ??= deps.adServer
-            .report(tx, b.media_buy_id, [{ start: b.start_time, end: now }], now)
-            .then(([rep]) => new Map(rep!.lines.map((l) => [l.packageId, l.spend]))));
+        const report = (id: string, start: Promise<Date> | Date) =>
+          deps.adServer
+            .report(
+              tx,
+              id,
+              Promise.resolve(start).then((s) => [{ start: s, end: now }]),
+              now,
+            )
+            .then(([rep]) => new Map(rep!.lines.map((l) => [l.packageId, l.spend])));
+        const delivered = (b: BuyRow) => (spent ??= report(b.media_buy_id, b.start_time));
         const early =
           input.packages?.[0]?.budget !== undefined &&
           input.paused === undefined &&
           !input.canceled &&
           input.start_time === undefined &&
           input.end_time === undefined;
-        if (early) locked.then((b) => delivered(b).catch(() => {})).catch(() => {});
+        if (early) {
+          // Its read goes with the lock's (the window, from the buy's start, follows once the buy is read).
+          spent = report(
+            current?.media_buy_id ?? input.media_buy_id,
+            locked.then((b) => b.start_time),
+          );
+          spent.catch(() => {});
+        }
         const [b, byBuy] = await Promise.all([locked, loaded]);
         if (input.revision !== undefined && input.revision !== b.revision) {
           throw new ProtocolError('CONFLICT', `revision: the media buy is at revision ${b.revision}, not ${input.revision}; read it again and retry`, {
@@ -159,6 +184,8 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         const affected = new Set<string>();
         // The updated packages as stored (numeric columns rounded), to answer with.
         const written = new Map<string, PackageRow>();
+        /** Package writes sent and not yet waited for (a failure still fails the call, with the buy's writes). */
+        const deferred: Promise<unknown>[] = [];
         let assigned = false;
 
         if (input.canceled) {
@@ -275,7 +302,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           Object.assign(pkg, changed);
           const match = matches.get(pkg.package_id);
           // The package's row and its ad server line are written together (one round trip).
-          const [[stored]] = await Promise.all([
+          const write = Promise.all([
             tx.query(sql`UPDATE sales_packages SET budget = ${pkg.budget}::numeric, bid_price = ${pkg.bid_price}::numeric, paused = ${pkg.paused}::boolean,
             canceled = ${pkg.canceled}::boolean, targeting_overlay = ${pkg.targeting_overlay ?? null}::jsonb WHERE package_id = ${pkg.package_id}::text RETURNING *`),
             (changed.budget !== undefined || changed.bid_price !== undefined || match) &&
@@ -294,7 +321,16 @@ export function updateMediaBuyTask(deps: SalesDeps) {
                 ],
               }),
           ]);
-          written.set(pkg.package_id, toPackage({ ...stored, creatives: pkg.creatives }));
+          if (u.targeting_overlay === undefined && storesExactly(pkg.budget, 2) && storesExactly(pkg.bid_price, 4)) {
+            // The row as stored is the row as changed here (no rounding, no jsonb reordering): not waited
+            // for, it travels with the buy's writes below (one round trip less while the buy is locked).
+            write.catch(() => {});
+            deferred.push(write);
+            written.set(pkg.package_id, { ...pkg });
+          } else {
+            const [[stored]] = await write;
+            written.set(pkg.package_id, toPackage({ ...stored, creatives: pkg.creatives }));
+          }
           affected.add(pkg.package_id);
           summary.push(`package ${pkg.package_id}`);
         }
@@ -329,8 +365,36 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         requireTransition(b.status, next.status);
         next.total_budget = cents([...packages.filter((p) => !p.canceled), ...planned.map((p) => p.row)].reduce((s, p) => s + p.budget, 0));
         next.revision = b.revision + 1;
-        // The buy's row and its history entry travel together (one round trip).
-        await Promise.all([
+        // New packages and assignments change what is stored beyond `next` and `written`: read back.
+        const fresh = planned.length > 0 || assigned;
+        const render = (after: BuyRow, rows: PackageRow[]): Json => {
+          const body: Json = {
+            media_buy_id: after.media_buy_id,
+            media_buy_status: after.status,
+            revision: after.revision,
+            currency: after.currency,
+            total_budget: after.total_budget,
+            implementation_date: now.toISOString(),
+            affected_packages: rows.filter((p) => affected.has(p.package_id)).map(renderPackage),
+            valid_actions: [...VALID_ACTIONS[after.status]],
+            sandbox: after.sandbox,
+          };
+          if (notes.length) body.message = notes.join(' ');
+          return body;
+        };
+        // Nothing read back and no promotion: the answer is known before the last writes, so the response for
+        // replays travels with them (idempotency.keepWithin) instead of a commit of its own after this transaction.
+        const known =
+          !fresh && !promotable(next, packages)
+            ? render(
+                next,
+                packages.map((p) => written.get(p.package_id) ?? p),
+              )
+            : null;
+        const keep = known ? idempotency.keepWithin : undefined;
+        // The buy's row, its history entry (and the kept answer) travel together (one round trip).
+        await pipelined([
+          ...deferred,
           updateBuy(tx, b.media_buy_id, {
             status: next.status,
             revision: next.revision,
@@ -354,25 +418,13 @@ export function updateMediaBuyTask(deps: SalesDeps) {
             action: input.canceled ? 'canceled' : 'updated',
             summary: summary.join(', '),
           }),
+          keep ? keep(tx, known!) : Promise.resolve(),
         ]);
-        // New packages and assignments change what is stored beyond `next` and `written`: read back.
-        const fresh = planned.length > 0 || assigned;
+        if (known) return known;
         const promoted = await promoteIfReady(tx, b.media_buy_id, actor, now, fresh ? undefined : { buy: next, packages });
         const after = promoted ?? next;
         const rows = fresh ? (await loadPackages(tx, [b.media_buy_id])).get(b.media_buy_id)! : packages.map((p) => written.get(p.package_id) ?? p);
-        const body: Json = {
-          media_buy_id: after.media_buy_id,
-          media_buy_status: after.status,
-          revision: after.revision,
-          currency: after.currency,
-          total_budget: after.total_budget,
-          implementation_date: now.toISOString(),
-          affected_packages: rows.filter((p) => affected.has(p.package_id)).map(renderPackage),
-          valid_actions: [...VALID_ACTIONS[after.status]],
-          sandbox: after.sandbox,
-        };
-        if (notes.length) body.message = notes.join(' ');
-        return body;
+        return render(after, rows);
       });
     },
   });

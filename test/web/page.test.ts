@@ -20,6 +20,7 @@ import { startAt } from '../oauth/support.ts';
 import { defaultIds } from '../../core/ports/ids.ts';
 import { createApiKey, createOrganization, createUser } from '../../plugins/auth/store.ts';
 import { setPassword } from '../../plugins/oauth/index.ts';
+import { SearchSync } from '../../core/ports/search-sync.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(import.meta.dir, '../artifacts');
@@ -115,6 +116,9 @@ if (!existsSync(CHROMIUM)) {
           authorized_agents: [{ url: 'https://seeded-sales.example/mcp', authorized_for: 'display' }],
           properties: [{ type: 'website', name: 'Hosted News', identifiers: [{ type: 'domain', value: 'hosted-news.example' }] }],
         });
+        // The search index follows the registry through an outbox drained in the background: drained
+        // here, so the page's search does not race the job on a loaded machine.
+        await s.deployment.get(SearchSync).drain();
         browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
         page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
         page.on('console', (m) => {

@@ -74,6 +74,7 @@ forEachDatabase<{ upgraded: DatabasePort; fresh: DatabasePort; drop: () => Promi
         'sales/6',
         'sales/7',
         'sales/8',
+        'sales/9',
       ]);
       const shapeFresh = await shape(fresh);
       expect(shapeFresh.length).toBeGreaterThan(100);

@@ -47,6 +47,27 @@ const writesOf = (seen: Array<{ tx: number | null; text: string }>) =>
     .filter((s) => /^(INSERT|UPDATE|DELETE|WITH)/i.test(s.text))
     .map((s) => ({ tx: s.tx, what: /(INSERT INTO|UPDATE|DELETE FROM) (\w+)/.exec(s.text)?.slice(1).join(' ') }));
 
+type Client = Awaited<ReturnType<SalesWorld['client']>>;
+
+/** One call with the seller's statements recorded: its answer and its writes. */
+async function recorded(w: SalesWorld, c: Client, task: string, args: Record<string, unknown>) {
+  const r = record(w);
+  try {
+    const answer = await c.call(task, args);
+    return { answer, writes: writesOf(r.seen) };
+  } finally {
+    r.restore();
+  }
+}
+
+/** The writes went out as `autocommitted` (in order) and then `inOneTransaction` (in any order). */
+function expectCommits(writes: ReturnType<typeof writesOf>, autocommitted: string[], inOneTransaction: string[]) {
+  expect(writes.filter((x) => x.tx === null).map((x) => x.what)).toEqual(autocommitted);
+  const inTx = writes.filter((x) => x.tx !== null);
+  expect(new Set(inTx.map((x) => x.tx)).size).toBe(1);
+  expect(inTx.map((x) => x.what).sort()).toEqual(inOneTransaction);
+}
+
 forEachDatabase<SalesWorld>(
   'write commits',
   (adapter, schema) => startSalesWorld(adapter, schema),
@@ -67,26 +88,20 @@ forEachDatabase<SalesWorld>(
         end_time: new Date(start + 6 * HOUR).toISOString(),
         packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
       };
-      const r = record(w);
-      let created: Awaited<ReturnType<typeof c.call>>;
-      try {
-        created = await c.call('create_media_buy', args);
-      } finally {
-        r.restore();
-      }
+      const { answer: created, writes } = await recorded(w, c, 'create_media_buy', args);
       expect(created.ok).toBe(true);
-      const writes = writesOf(r.seen);
-      expect(writes.filter((x) => x.tx === null).map((x) => x.what)).toEqual(['INSERT INTO idempotency_keys']);
-      const inTx = writes.filter((x) => x.tx !== null);
-      expect(new Set(inTx.map((x) => x.tx)).size).toBe(1);
-      expect(inTx.map((x) => x.what).sort()).toEqual([
-        'INSERT INTO adsim_lines',
-        'INSERT INTO adsim_orders',
-        'INSERT INTO sales_buy_history',
-        'INSERT INTO sales_media_buys',
-        'INSERT INTO sales_packages',
-        'UPDATE idempotency_keys',
-      ]);
+      expectCommits(
+        writes,
+        ['INSERT INTO idempotency_keys'],
+        [
+          'INSERT INTO adsim_lines',
+          'INSERT INTO adsim_orders',
+          'INSERT INTO sales_buy_history',
+          'INSERT INTO sales_media_buys',
+          'INSERT INTO sales_packages',
+          'UPDATE idempotency_keys',
+        ],
+      );
       const replay = await c.call('create_media_buy', args);
       const { replayed, ...first } = replay.body;
       expect(replayed).toBe(true);
@@ -112,18 +127,9 @@ forEachDatabase<SalesWorld>(
           },
         ],
       };
-      const r = record(w);
-      let done: Awaited<ReturnType<typeof c.call>>;
-      try {
-        done = await c.call('sync_creatives', args);
-      } finally {
-        r.restore();
-      }
+      const { answer: done, writes } = await recorded(w, c, 'sync_creatives', args);
       expect(done.body.creatives[0]).toMatchObject({ creative_id: 'commits_spot', action: 'created' });
-      const writes = writesOf(r.seen);
-      expect(writes.filter((x) => x.tx === null)).toEqual([]);
-      expect(new Set(writes.map((x) => x.tx)).size).toBe(1);
-      expect(writes.map((x) => x.what).sort()).toEqual(['INSERT INTO idempotency_keys', 'INSERT INTO sales_creatives']);
+      expectCommits(writes, [], ['INSERT INTO idempotency_keys', 'INSERT INTO sales_creatives']);
       const replay = await c.call('sync_creatives', args);
       expect(replay.body).toMatchObject({ replayed: true, creatives: [{ creative_id: 'commits_spot', action: 'created' }] });
     });
@@ -158,25 +164,13 @@ forEachDatabase<SalesWorld>(
       ];
       for (const [i, change] of changes.entries()) {
         const args = { idempotency_key: `commits-update-${String(i).padStart(8, '0')}`, account, media_buy_id, packages: [{ package_id, ...change }] };
-        const r = record(w);
-        let updated: Awaited<ReturnType<typeof c.call>>;
-        try {
-          updated = await c.call('update_media_buy', args);
-        } finally {
-          r.restore();
-        }
+        const { answer: updated, writes } = await recorded(w, c, 'update_media_buy', args);
         expect(updated.ok).toBe(true);
-        const writes = writesOf(r.seen);
-        expect(writes.filter((x) => x.tx === null).map((x) => x.what)).toEqual(['INSERT INTO idempotency_keys']);
-        const inTx = writes.filter((x) => x.tx !== null);
-        expect(new Set(inTx.map((x) => x.tx)).size).toBe(1);
-        expect(inTx.map((x) => x.what).sort()).toEqual([
-          'INSERT INTO adsim_lines',
-          'INSERT INTO sales_buy_history',
-          'UPDATE idempotency_keys',
-          'UPDATE sales_media_buys',
-          'UPDATE sales_packages',
-        ]);
+        expectCommits(
+          writes,
+          ['INSERT INTO idempotency_keys'],
+          ['INSERT INTO adsim_lines', 'INSERT INTO sales_buy_history', 'UPDATE idempotency_keys', 'UPDATE sales_media_buys', 'UPDATE sales_packages'],
+        );
         // The answer's package is the stored one, rendered as any read renders it.
         const stored = (await loadPackages(db, [media_buy_id])).get(media_buy_id)!;
         expect(updated.body.affected_packages).toEqual(stored.map(renderPackage));

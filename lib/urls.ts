@@ -10,6 +10,21 @@ const UNRESERVED = /%(4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A]|3[0-9]|2D|2E|5F|7E)/gi
  */
 export function normalizeAgentUrl(raw: string): string | null {
   if (typeof raw !== 'string' || raw.length > 2048) return null;
+  // A pure function of a few distinct URLs, asked on every format id of every request: remembered
+  // (bounded: short URLs only, forgotten wholesale when full).
+  const known = normalized.get(raw);
+  if (known !== undefined) return known;
+  const key = normalizeOnce(raw);
+  if (raw.length <= 256) {
+    if (normalized.size >= 512) normalized.clear();
+    normalized.set(raw, key);
+  }
+  return key;
+}
+
+const normalized = new Map<string, string | null>();
+
+function normalizeOnce(raw: string): string | null {
   let url: URL;
   try {
     url = new URL(raw.trim());

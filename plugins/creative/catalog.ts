@@ -1,3 +1,4 @@
+import { sql } from '../../core/sql.ts';
 import type { DatabasePort } from '../../core/ports/database.ts';
 import type { Logger } from '../../core/log.ts';
 import type { FormatDefinition } from '../../core/ports/creative-generator.ts';
@@ -65,7 +66,7 @@ export class FormatCatalog {
         .map((e) => ({ ...e, definition: unrollGroups(e.wire) }))
         .sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
       return { entries, byId: new Map(entries.map((e) => [e.id, e])) };
-    });
+    }, db.local);
   }
 
   /** Follow change notifications from every instance; returns the unsubscribe function. */
@@ -103,12 +104,30 @@ export class FormatCatalog {
 
   /** Definitions by local id (unknown ids are absent). */
   async find(ids: readonly string[]): Promise<Map<string, FormatDefinition>> {
-    const { byId } = await this.current();
-    const found = new Map<string, FormatDefinition>();
-    for (const id of ids) {
-      const e = byId.get(id);
-      if (e) found.set(id, e.definition);
-    }
-    return found;
+    return definitions((await this.current()).byId, ids);
   }
+
+  /**
+   * As `find`, current as of the call: an id the copy lacks may have been imported on another
+   * instance whose announcement has not arrived yet, so the table is asked for the missing ids and,
+   * should it hold one, a copy loaded after the call answers. Ids are never removed, so what the copy
+   * holds needs no proof.
+   */
+  async findCurrent(ids: readonly string[]): Promise<Map<string, FormatDefinition>> {
+    const copy = await this.current();
+    const found = definitions(copy.byId, ids);
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length === 0 || this.snapshot.settled(copy)) return found;
+    const known = await this.db.query(sql`SELECT 1 FROM creative_formats WHERE id = ANY(${missing}::text[]) LIMIT 1`);
+    return known.length ? definitions((await this.snapshot.refresh()).byId, ids) : found;
+  }
+}
+
+function definitions(byId: Map<string, Entry>, ids: readonly string[]): Map<string, FormatDefinition> {
+  const found = new Map<string, FormatDefinition>();
+  for (const id of ids) {
+    const e = byId.get(id);
+    if (e) found.set(id, e.definition);
+  }
+  return found;
 }

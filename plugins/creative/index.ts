@@ -134,8 +134,9 @@ export default definePlugin({
       agentUrl,
       // The catalog is seeded with the reference formats, so it answers for their agent too.
       mirrors: [REFERENCE_CREATIVE_AGENT],
+      // Current as of the call: a format imported on another instance is accepted at once.
       async find(ids) {
-        const found = await catalog.find(ids);
+        const found = await catalog.findCurrent(ids);
         return new Map([...found].map(([id, d]) => [id, { id, name: d.name, type: d.type }]));
       },
     });

@@ -7,6 +7,7 @@ import { accountRef, brandRef, domain, pagination, versionFields } from '../../l
 import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/query-cursor.ts';
 import { BatchedRead, byWish, wishRows } from '../../lib/batched-read.ts';
 import { PAYMENT_TERMS } from './terms.ts';
+import { AccountCache } from './account-cache.ts';
 import { insertAccount, isSandbox, newAccount, renderAccount, type AccountRow, type AccountsDeps } from './store.ts';
 
 const ACCOUNT_STATUSES = ['active', 'pending_approval', 'rejected', 'payment_required', 'suspended', 'closed'] as const;
@@ -53,18 +54,26 @@ export function syncAccountsTask(deps: AccountsDeps) {
       const sync = async (tx: Queryable) => {
         const out: Json[] = [];
         for (const a of input.accounts) {
+          const fresh = newAccount({ ids }, owner, {
+            brand_domain: a.brand.domain,
+            operator: a.operator,
+            billing: a.billing,
+            payment_terms: a.payment_terms,
+            sandbox: sandbox(a),
+          });
+          // A new account is created in one statement; one already there (accounts are never removed, nor
+          // their natural key changed: known here means it exists) is read and locked to compare.
+          const known = deps.cache?.find(AccountCache.naturalKey(owner, fresh.brand_domain, fresh.operator, fresh.sandbox));
+          if (!input.dry_run && !known && (await insertAccount(tx, fresh, now, true))) {
+            out.push({ ...renderAccount(fresh), action: 'created' });
+            continue;
+          }
           const [existing] = await tx.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE owner = ${owner}::text AND brand_domain = ${a.brand.domain}::text
             AND operator = ${a.operator}::text AND sandbox = ${sandbox(a)}::boolean FOR UPDATE`);
           let row: AccountRow;
           let action: 'created' | 'updated' | 'unchanged';
           if (!existing) {
-            row = newAccount({ ids }, owner, {
-              brand_domain: a.brand.domain,
-              operator: a.operator,
-              billing: a.billing,
-              payment_terms: a.payment_terms,
-              sandbox: sandbox(a),
-            });
+            row = fresh;
             action = 'created';
             if (!input.dry_run) await insertAccount(tx, row, now);
           } else if (existing.billing !== a.billing || (a.payment_terms !== undefined && existing.payment_terms !== a.payment_terms)) {

@@ -58,32 +58,48 @@ async function askRemote(crawler: CrawlerPort, agentUrl: string, ids: string[]):
 
 export function createFormatResolver(deps: FormatResolverDeps, cacheSeconds: number): FormatResolver {
   const localUrls = new Set(deps.local ? [deps.local.agentUrl, ...(deps.local.mirrors ?? [])].map((u) => normalizeAgentUrl(u) ?? u) : []);
+  const isLocal = (agent: string) => !!deps.local && localUrls.has(agent);
   return {
     async check(formats) {
       const out = new Map<string, boolean>();
-      const byAgent = new Map<string, Set<string>>();
+      // First what memory answers exactly: example hosts on a sandbox seller, and this deployment's
+      // catalog where it defines the id (formats are never removed from it, so any copy that holds an
+      // id is right). Only the rest asks the products (whose copy must be proven current) and the agents.
+      const refs: Array<{ agent: string; f: FormatRef }> = [];
+      const localIds = new Set<string>();
       for (const f of formats) {
         const agent = normalizeAgentUrl(f.agent_url) ?? f.agent_url;
         if (out.has(`${agent}#${f.id}`)) continue;
-        if ((deps.sandbox && isExampleHost(agent)) || ((await deps.inventory?.search({ formatIds: [f], limit: 1 }))?.products.length ?? 0) > 0) {
+        if (deps.sandbox && isExampleHost(agent)) {
           out.set(`${agent}#${f.id}`, true);
           continue;
         }
-        (byAgent.get(agent) ?? byAgent.set(agent, new Set()).get(agent)!).add(f.id);
+        out.set(`${agent}#${f.id}`, false);
+        refs.push({ agent, f });
+        if (isLocal(agent)) localIds.add(f.id);
+      }
+      const defined = localIds.size ? await deps.local!.find([...localIds]) : new Map();
+      const byAgent = new Map<string, Set<string>>();
+      for (const { agent, f } of refs) {
+        if (isLocal(agent) && defined.has(f.id)) {
+          out.set(`${agent}#${f.id}`, true);
+          continue;
+        }
+        if (((await deps.inventory?.search({ formatIds: [f], limit: 1 }))?.products.length ?? 0) > 0) {
+          out.set(`${agent}#${f.id}`, true);
+          continue;
+        }
+        // The local agent's answer is already in (not defined there).
+        if (!isLocal(agent)) (byAgent.get(agent) ?? byAgent.set(agent, new Set()).get(agent)!).add(f.id);
       }
       for (const [agent, set] of byAgent) {
         const ids = [...set];
-        if (deps.local && localUrls.has(agent)) {
-          const found = await deps.local.find(ids);
-          for (const id of ids) out.set(`${agent}#${id}`, found.has(id));
-          continue;
-        }
         const now = deps.clock.now();
         const fresh = new Date(now.getTime() - cacheSeconds * 1000);
         const cached = await deps.db.query<{ format_id: string; known: boolean }>(sql`
           SELECT format_id, known FROM sales_format_cache WHERE agent_url = ${agent}::text AND format_id = ANY(${ids}::text[]) AND fetched_at >= ${fresh}::timestamptz`);
         for (const c of cached) out.set(`${agent}#${c.format_id}`, c.known);
-        const missing = ids.filter((id) => !out.has(`${agent}#${id}`));
+        const missing = ids.filter((id) => !cached.some((c) => c.format_id === id));
         if (missing.length === 0) continue;
         if (!deps.crawler) {
           throw new ProtocolError('SERVICE_UNAVAILABLE', `Format ids of ${agent} cannot be validated: this deployment makes no outbound calls`, {

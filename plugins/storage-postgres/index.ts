@@ -112,16 +112,25 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       await ensureSchema();
       // A watchdog rather than a deadline: a long transaction is fine as long as statements complete.
+      // Progress only counts; one timer looks every quarter of the patience and gives up after four
+      // looks in a row saw none (no progress for the patience, at most a quarter more).
       let timer: ReturnType<typeof setTimeout> | undefined;
       let stall!: (error: Error) => void;
       const stalled = new Promise<never>((_, reject) => {
         stall = reject;
       });
+      let progress = 0;
       const arm = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => stall(unavailable(new Error(`a transaction made no progress for ${patienceMs} ms`))), patienceMs);
+        progress++;
       };
-      arm();
+      const watch = (seen: number, quiet: number) => {
+        timer = setTimeout(() => {
+          if (progress !== seen) watch(progress, 0);
+          else if (quiet + 1 >= 4) stall(unavailable(new Error(`a transaction made no progress for ${patienceMs} ms`)));
+          else watch(seen, quiet + 1);
+        }, patienceMs / 4);
+      };
+      watch(progress, 0);
       const run = (async () => {
         const c = await pool.reserve();
         // Only a connection left idle (committed or rolled back) goes back to the pool; a broken one

@@ -9,7 +9,7 @@
  *   PGlite (embedded: one process owns it) by the server process itself, behind its control port.
  * Baseline and agent alternate in ROUNDS rounds of SECONDS each; a round's ratio compares two
  * neighbouring measurements and the median is printed; p50/p95 are over all the agent's rounds,
- * RSS is the server's at the end of the whole load and 5 s later (idle). `--json` prints the rows as JSON instead.
+ * RSS is the server's at the end of the whole load and once idle (SETTLE_MS later). `--json` prints the rows as JSON instead.
  * BENCH_TASKS=a,b measures only those tasks, BENCH_STORAGES=postgres|pglite one storage, BENCH_BUN_ARGS
  * runtime flags of the agents' server (`--smol`).
  */
@@ -25,7 +25,11 @@ const BENCH_AGENT_URL = 'https://creative.bench.example';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const SETTLE_MS = 5000;
+// The server collects once idle for IDLE_MS (hosts/idle-collect.ts): longer than a round, so it never
+// collects while its baseline runs (that would be its garbage collected on the baseline's time); after
+// the load it has collected within two such intervals, and its allocator has returned the pages a few seconds later.
+const IDLE_MS = SECONDS * 1000 + 1000;
+const SETTLE_MS = 2 * IDLE_MS + 3000;
 const JSON_OUT = process.argv.includes('--json');
 const ONLY = process.env.BENCH_TASKS?.split(',');
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${BENCH_TOKEN}` };
@@ -270,7 +274,7 @@ const quantile = (xs: number[], p: number) => {
 
 async function runStorage(storage: 'postgres' | 'pglite', build = 'current', dir = import.meta.dir): Promise<{ rows: Row[]; rss: number; settled: number }> {
   const schema = `bench_table_${process.pid}`;
-  const server = await start({ BENCH_STORAGE: storage, BENCH_SCHEMA: schema }, dir);
+  const server = await start({ BENCH_STORAGE: storage, BENCH_SCHEMA: schema, IDLE_COLLECT_MS: String(IDLE_MS) }, dir);
   const mcp = `${server.url}/mcp`;
   const call = async (name: string, args: unknown) => checked(name, await post(mcp, rpc(name, args)));
   const structured = (text: string) => JSON.parse(/"structuredContent":(\{.*\})\},"jsonrpc"/.exec(text)?.[1] ?? '{}');

@@ -116,16 +116,19 @@ export async function planPackages(
         },
       );
     }
-    const productKeys = new Set(product.format_ids.map(formatKey));
     const formats = p.format_ids ? structuredFormatIds(p.format_ids, `${at}.format_ids`) : product.format_ids;
-    formats.forEach((f, j) => {
-      if (!productKeys.has(formatKey(f))) {
-        throw new ProtocolError('FORMAT_NOT_SUPPORTED', `${at}.format_ids[${j}]: ${f.id} is not a format of ${product.product_id}`, {
-          field: `${at}.format_ids[${j}]`,
-          suggestion: `Formats: ${product.format_ids.map((x) => x.id).join(', ')}`,
-        });
-      }
-    });
+    // Without format_ids the package takes the product's own: nothing to check.
+    if (p.format_ids) {
+      const productKeys = new Set(product.format_ids.map(formatKey));
+      formats.forEach((f, j) => {
+        if (!productKeys.has(formatKey(f))) {
+          throw new ProtocolError('FORMAT_NOT_SUPPORTED', `${at}.format_ids[${j}]: ${f.id} is not a format of ${product.product_id}`, {
+            field: `${at}.format_ids[${j}]`,
+            suggestion: `Formats: ${product.format_ids.map((x) => x.id).join(', ')}`,
+          });
+        }
+      });
+    }
     const row: PackageRow = {
       package_id: `pkg_${deps.ids.uuid7().replace(/-/g, '')}`,
       media_buy_id: mediaBuyId,

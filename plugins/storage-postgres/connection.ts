@@ -45,6 +45,16 @@ const UNAVAILABLE_CODES = new Set([
   '57P03',
 ]);
 
+/**
+ * The session itself is gone (closed, reset, or ended by the server), as opposed to a statement
+ * refused on a live one (a statement timeout): nothing more may be written on it.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (CONNECTION_LOST_CODES.has(code) || code.startsWith('08'));
+}
+const CONNECTION_LOST_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02']);
+
 export function isUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'));

@@ -6,7 +6,7 @@ import { Database, type DatabasePort, type Queryable, type Migration } from '../
 import type { SqlFragment } from '../../core/sql.ts';
 import { runMigrations } from '../../core/migrations.ts';
 import type { Logger } from '../../core/log.ts';
-import { describeConnectFailure, isUnavailable, parseTarget, timed, unavailable } from './connection.ts';
+import { describeConnectFailure, isConnectionLost, isUnavailable, parseTarget, timed, unavailable } from './connection.ts';
 
 export interface PostgresOptions {
   url: string;
@@ -42,9 +42,12 @@ type Session = postgres.Sql | postgres.ReservedSql;
  * Statements of a session; `progress` runs after each one that completes. `pending` (a
  * transaction's) holds the statements not settled yet: COMMIT is sent behind them.
  */
-function wrap(sql: Session, progress?: () => void, pending?: Set<Promise<unknown>>): Queryable {
+function wrap(sql: Session, progress?: () => void, pending?: Set<Promise<unknown>>, lost?: { lost: boolean }): Queryable {
   return {
     query<T>(statement: SqlFragment): Promise<T[]> {
+      // A transaction's connection once lost takes nothing more: postgres.js would schedule the write
+      // for a socket it has already dropped, and throw from a timer where nothing can catch it.
+      if (lost?.lost) return Promise.reject(unavailable(new Error("the transaction's connection was lost")));
       const { text, values } = statement.build();
       // Prepared (postgres.js' default for its own templates, off for `unsafe`): a statement
       // with parameters is parsed and described once per connection; unprepared, each run first
@@ -55,6 +58,7 @@ function wrap(sql: Session, progress?: () => void, pending?: Set<Promise<unknown
           return rows;
         },
         (error: unknown) => {
+          if (lost && isConnectionLost(error)) lost.lost = true;
           throw isUnavailable(error) ? unavailable(error) : error;
         },
       );
@@ -120,14 +124,18 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
         stall = reject;
       });
       let progress = 0;
+      // Lost: a statement failed for the connection, or the watchdog gave up on it (it may close any time).
+      const connection = { lost: false };
       const arm = () => {
         progress++;
       };
       const watch = (seen: number, quiet: number) => {
         timer = setTimeout(() => {
           if (progress !== seen) watch(progress, 0);
-          else if (quiet + 1 >= 4) stall(unavailable(new Error(`a transaction made no progress for ${patienceMs} ms`)));
-          else watch(seen, quiet + 1);
+          else if (quiet + 1 >= 4) {
+            connection.lost = true;
+            stall(unavailable(new Error(`a transaction made no progress for ${patienceMs} ms`)));
+          } else watch(seen, quiet + 1);
         }, patienceMs / 4);
       };
       watch(progress, 0);
@@ -144,8 +152,9 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
           let ended = false;
           try {
             const pending = new Set<Promise<unknown>>();
-            const result = await fn(wrap(c, arm, pending));
+            const result = await fn(wrap(c, arm, pending, connection));
             await begun;
+            if (connection.lost) throw unavailable(new Error("the transaction's connection was lost"));
             // A statement still in flight when fn resolves (the idempotency record, written last) gets
             // COMMIT right behind it, in one round trip. Should it fail, the transaction is aborted and
             // COMMIT only rolls back: its failure is the transaction's.
@@ -160,7 +169,9 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
             if (done.command === 'ROLLBACK') throw new Error('the transaction was rolled back at COMMIT: one of its statements had failed');
             return result;
           } catch (error) {
-            if (!ended)
+            // A lost connection is not written to again (the server rolls back what it drops).
+            if (isConnectionLost(error)) connection.lost = true;
+            if (!ended && !connection.lost)
               await c.unsafe('ROLLBACK').then(
                 () => (idle = true),
                 () => {},

@@ -41,5 +41,24 @@ if (target) {
       });
       expect(n).toBe(6);
     });
+
+    // postgres.js schedules a write for later and throws from that timer if the socket has gone by
+    // then: a ROLLBACK sent on a connection being dropped crashed the process with an uncaught TypeError.
+    test('transactions abandoned on a black-holed network write nothing more on their connections; once it is back, transactions run again', async () => {
+      await proxy.setMode('blackhole');
+      const abandoned = await Promise.all(
+        [1, 2, 3].map((i) =>
+          db
+            .transaction((tx) => tx.query(sql`SELECT ${i}::int`))
+            .then(
+              () => 'committed',
+              (e: Error) => e.name,
+            ),
+        ),
+      );
+      expect(abandoned).toEqual(['DatabaseUnavailableError', 'DatabaseUnavailableError', 'DatabaseUnavailableError']);
+      await proxy.setMode('forward'); // resets the stalled connections
+      for (let i = 0; i < 3; i++) expect(await db.transaction((tx) => tx.query<{ n: number }>(sql`SELECT 5 AS n`))).toEqual([{ n: 5 }]);
+    });
   });
 }

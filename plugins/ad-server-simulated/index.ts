@@ -76,8 +76,7 @@ export default definePlugin({
       rejectAboveBudget: o.approval.rejectAboveBudget,
     };
     const handlers: Array<(tx: Queryable, event: AdServerEvent) => Promise<void>> = [];
-    // One round at a time: bigger rounds, fewer statements under load (see BuyListings).
-    const reads = new BatchedRead((_, wanted: Array<{ media_buy_id: string; as_of: string }>) => recordsOf(db, wanted), 1);
+    const reads = new BatchedRead((_, wanted: Array<{ media_buy_id: string; as_of: string }>) => recordsOf(db, wanted));
 
     const port: AdServerPort = {
       reporting: { expectedDelayMinutes: o.delayMinutes, timezone: 'UTC', granularities: ['hourly', 'daily', 'monthly'] },

@@ -6,6 +6,9 @@
  * The object stays complete (other hosts, tests and replays read it) and must not change once declared.
  */
 
+/** Under bun test every declared JSON is compared with JSON.stringify of its object when used: a drifted declaration fails loudly. */
+const VERIFY = process.env.NODE_ENV === 'test';
+
 /** A JSON text serialized once, with its escaped form (the content of a JSON string holding it). */
 export class JsonPiece {
   private constructor(
@@ -22,16 +25,57 @@ export class JsonPiece {
   static text(json: string): JsonPiece {
     return new JsonPiece(json, JSON.stringify(json).slice(1, -1));
   }
+
+  /** A JSON text and its escaped form made side by side (JsonBuilder); checked under bun test. */
+  static pair(json: string, quoted: string): JsonPiece {
+    if (VERIFY && JSON.stringify(json) !== `"${quoted}"`) throw new Error(`not the escaped form of ${json}: ${quoted}`);
+    return new JsonPiece(json, quoted);
+  }
 }
 
 /** A piece serialized once, or JSON text of this call only (escaped when asked for). */
 export type JsonPart = JsonPiece | string;
 
+/**
+ * A JSON text and its escaped form built side by side, for an answer of a fixed shape whose long
+ * texts are known to escape to themselves (sealed links): constants come as pieces escaped once,
+ * this call's short texts are escaped as added, the long ones are taken as is, never scanned.
+ * (Declaring each nested object instead costs more than JSON.stringify saves: many small
+ * serializations, each with its overhead.)
+ */
+export class JsonBuilder {
+  // Ropes (O(1) appends), flattened once when the answer is written.
+  private json = '';
+  private quoted = '';
+
+  piece(p: JsonPiece): this {
+    this.json += p.json;
+    this.quoted += p.quoted;
+    return this;
+  }
+
+  /** JSON text of this call, escaped now. */
+  text(json: string): this {
+    this.json += json;
+    this.quoted += JSON.stringify(json).slice(1, -1);
+    return this;
+  }
+
+  /** JSON text the caller knows escapes to itself (no `"`, `\\`, control characters or lone surrogates: base64url, UUIDs), taken as is, never scanned; checked under bun test. */
+  verbatim(json: string): this {
+    if (VERIFY && JSON.stringify(json) !== `"${json}"`) throw new Error(`not verbatim JSON text: ${json}`);
+    this.json += json;
+    this.quoted += json;
+    return this;
+  }
+
+  done(): JsonPiece {
+    return JsonPiece.pair(this.json, this.quoted);
+  }
+}
+
 /** Objects whose JSON is `{` + these parts + `}`. */
 const declared = new WeakMap<object, readonly JsonPart[]>();
-
-/** Under bun test every declared JSON is compared with JSON.stringify of its object when used: a drifted declaration fails loudly. */
-const VERIFY = process.env.NODE_ENV === 'test';
 
 /** Declare `value`'s JSON: `{` + `members` + `}` (a value that is not a plain object with exactly those members must not be declared). */
 export function declareJson<T extends object>(value: T, members: readonly JsonPart[]): T {
@@ -66,20 +110,26 @@ const quote = (json: string) => JSON.stringify(json).slice(1, -1);
 export function prebuiltJson(value: unknown): { json: string; quoted: string } | undefined {
   const members = declaredMembers(value);
   if (!members) return undefined;
+  // Ropes (O(1) appends), flattened once by whoever writes the answer.
   let json = '{';
-  let quoted = '{';
+  let quoted = '';
+  // Text of this call between pieces, escaped in one go: parts are often many short strings.
+  let run = '{';
   for (const p of members) {
     if (typeof p === 'string') {
       json += p;
-      quoted += quote(p);
+      run += p;
     } else {
       json += p.json;
+      if (run) quoted += quote(run);
       quoted += p.quoted;
+      run = '';
     }
   }
   json += '}';
-  quoted += '}';
+  quoted += quote(`${run}}`);
   if (VERIFY && json !== JSON.stringify(value)) throw new Error(`declared JSON differs from the object's:\n${json}\n${JSON.stringify(value)}`);
+  if (VERIFY && quoted !== quote(json)) throw new Error(`declared JSON's escaped form differs:\n${quoted}\n${quote(json)}`);
   return { json, quoted };
 }
 

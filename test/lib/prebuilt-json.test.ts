@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { declareJson, declareMembers, declaredMembers, JsonPiece, jsonOnce, prebuiltJson } from '../../lib/prebuilt-json.ts';
+import { declareJson, declareMembers, declaredMembers, JsonBuilder, JsonPiece, jsonOnce, prebuiltJson } from '../../lib/prebuilt-json.ts';
 
 describe('prebuilt JSON', () => {
   test('declared members give JSON.stringify of the object and, escaped, JSON.stringify of that text', () => {
@@ -32,4 +32,15 @@ test('jsonOnce serializes an undeclared object once and declares it; a declared 
   const declared = declareJson({ a: 1 }, ['"a":1']);
   expect(jsonOnce(declared)).toBe('{"a":1}');
   expect(jsonOnce({})).toBe('{}');
+});
+
+test('JsonBuilder: constant pieces, escaped text of the call and verbatim text give the JSON and its escaped form', () => {
+  const value = { id: 'abc_-1.z', note: 'a "b" \\ \n', list: [{ url: 'http://x/p/AZaz09-_' }] };
+  const open = JsonPiece.text('"http://x/p/');
+  const b = new JsonBuilder().piece(JsonPiece.text('"id":"')).verbatim('abc_-1.z').piece(JsonPiece.text('","note":'));
+  b.text(JSON.stringify(value.note)).piece(JsonPiece.text(',"list":[{"url":')).piece(open).verbatim('AZaz09-_').piece(JsonPiece.text('"}]'));
+  declareJson(value, [b.done()]);
+  expect(prebuiltJson(value)).toEqual({ json: JSON.stringify(value), quoted: JSON.stringify(JSON.stringify(value)).slice(1, -1) });
+  // Text that needs escaping is never taken verbatim (checked under bun test).
+  expect(() => new JsonBuilder().verbatim('a"b')).toThrow(/verbatim/);
 });

@@ -11,6 +11,7 @@ import { PREVIEW_CSP, previewBody, renderedFormat } from '../render.ts';
 import { MAX_LINK_URL, PreviewLinks } from '../preview-links.ts';
 import { normalizeAgentUrl } from '../../../lib/urls.ts';
 import { CoalescedWrite } from '../../../lib/coalesced-write.ts';
+import { declareJson, JsonBuilder, JsonPiece } from '../../../lib/prebuilt-json.ts';
 
 const outputFormat = v.optional(v.picklist(['url', 'html'], 'must be url or html'));
 const inputs = v.optional(
@@ -61,7 +62,47 @@ interface Item {
   output_format?: 'url' | 'html';
 }
 
+/** The `embedding` of every url render. */
+const embedding = () => ({ recommended_sandbox: '', requires_https: false, csp_policy: PREVIEW_CSP });
+
+/**
+ * The constant texts of a url preview's JSON (lib/prebuilt-json.ts), escaped once: its URL (up to
+ * 2000 characters, twice in each preview) is never serialized nor escaped, its path being base64url
+ * and base 36, its id a UUID or the path.
+ */
+const J = {
+  previewId: JsonPiece.text('{"preview_id":"'),
+  renderId: JsonPiece.text('","renders":[{"render_id":"'),
+  renderUrl: JsonPiece.text('-primary","output_format":"url","preview_url":'),
+  role: JsonPiece.text('","role":"primary"'),
+  embedding: JsonPiece.text(`,"embedding":${JSON.stringify(embedding())}}],"input":`),
+  previewUrl: JsonPiece.text(',"preview_url":'),
+  close: JsonPiece.text('"}'),
+  comma: JsonPiece.text(','),
+  batch: JsonPiece.text('"response_type":"batch","results":['),
+  single: JsonPiece.text('"response_type":"single","previews":['),
+  success: JsonPiece.text('{"success":true,"creative_id":'),
+  response: JsonPiece.text(',"response":{"previews":['),
+  responseEnd: JsonPiece.text('],"expires_at":"'),
+  resultEnd: JsonPiece.text('"}}'),
+  end: JsonPiece.text('],"expires_at":"'),
+  quote: JsonPiece.text('"'),
+};
+
 export function previewCreativeTask(ctx: CreativeContext) {
+  /** `"{publicUrl}/previews/`: a preview URL's JSON is it, the path and a quote. */
+  const urlOpen = JsonPiece.text(JSON.stringify(`${ctx.publicUrl}/previews/`).slice(0, -1));
+  /** The JSON of the url previews rendered (the others are serialized when answered). */
+  const previewJson = new WeakMap<object, JsonPiece>();
+  /** Appends the JSON of `previews` (an array's items) to `b`. */
+  const addPreviews = (b: JsonBuilder, previews: readonly Json[]) => {
+    for (const [i, p] of previews.entries()) {
+      if (i) b.piece(J.comma);
+      const piece = previewJson.get(p);
+      if (piece) b.piece(piece);
+      else b.text(JSON.stringify(p));
+    }
+  };
   // Concurrent requests' previews go in one INSERT (each answers once its rows are committed): one
   // commit for many requests instead of one each.
   const store = new CoalescedWrite<PreviewRow>((rows) => insertPreviews(ctx.db, rows), { concurrency: 2, maxItems: 1000 });
@@ -147,21 +188,18 @@ export function previewCreativeTask(ctx: CreativeContext) {
         });
       }
       const url = base + path;
-      return {
+      const preview = {
         preview_id: id!,
-        renders: [
-          {
-            render_id: `${id}-primary`,
-            output_format: 'url',
-            preview_url: url,
-            role: 'primary',
-            ...dimensions,
-            embedding: { recommended_sandbox: '', requires_https: false, csp_policy: PREVIEW_CSP },
-          },
-        ],
+        renders: [{ render_id: `${id}-primary`, output_format: 'url', preview_url: url, role: 'primary', ...dimensions, embedding: embedding() }],
         input,
         preview_url: url,
       };
+      const b = new JsonBuilder().piece(J.previewId).verbatim(id!).piece(J.renderId).verbatim(id!).piece(J.renderUrl);
+      b.piece(urlOpen).verbatim(path).piece(J.role);
+      if (format!.size) b.text(`,"dimensions":${JSON.stringify(format!.size)}`);
+      b.piece(J.embedding).text(JSON.stringify(input)).piece(J.previewUrl).piece(urlOpen).verbatim(path).piece(J.close);
+      previewJson.set(preview, b.done());
+      return preview;
     });
   }
 
@@ -198,9 +236,13 @@ export function previewCreativeTask(ctx: CreativeContext) {
           key,
         );
         body = { response_type: 'single', previews, expires_at: expires };
+        const b = new JsonBuilder().piece(J.single);
+        addPreviews(b, previews);
+        declareJson(body, [b.piece(J.end).verbatim(expires).piece(J.quote).done()]);
       } else {
         // One result per request, in order; a failing request does not fail the others.
         const results: Json[] = [];
+        const b = new JsonBuilder().piece(J.batch);
         const known = await ctx.catalog.find(input.requests!.map((r) => (r.format_id ?? r.creative_manifest.format_id).id));
         for (const [i, item] of input.requests!.entries()) {
           const creativeId = item.creative_id ?? `request-${i + 1}`;
@@ -216,12 +258,20 @@ export function previewCreativeTask(ctx: CreativeContext) {
               key,
             );
             results.push({ success: true, creative_id: creativeId, response: { previews, expires_at: expires } });
+            if (i) b.piece(J.comma);
+            b.piece(J.success).text(JSON.stringify(creativeId)).piece(J.response);
+            addPreviews(b, previews);
+            b.piece(J.responseEnd).verbatim(expires).piece(J.resultEnd);
           } catch (error) {
             if (!(error instanceof ProtocolError)) throw error;
-            results.push({ success: false, creative_id: creativeId, errors: [error.toTaskError()] });
+            const failed = { success: false, creative_id: creativeId, errors: [error.toTaskError()] };
+            results.push(failed);
+            if (i) b.piece(J.comma);
+            b.text(JSON.stringify(failed));
           }
         }
         body = { response_type: 'batch', results, expires_at: expires };
+        declareJson(body, [b.piece(J.end).verbatim(expires).piece(J.quote).done()]);
       }
       await store.write(rows);
       return body;

@@ -20,7 +20,6 @@ import { startAt } from '../oauth/support.ts';
 import { defaultIds } from '../../core/ports/ids.ts';
 import { createApiKey, createOrganization, createUser } from '../../plugins/auth/store.ts';
 import { setPassword } from '../../plugins/oauth/index.ts';
-import { SearchSync } from '../../core/ports/search-sync.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(import.meta.dir, '../artifacts');
@@ -116,9 +115,6 @@ if (!existsSync(CHROMIUM)) {
           authorized_agents: [{ url: 'https://seeded-sales.example/mcp', authorized_for: 'display' }],
           properties: [{ type: 'website', name: 'Hosted News', identifiers: [{ type: 'domain', value: 'hosted-news.example' }] }],
         });
-        // The search index follows the registry through an outbox drained in the background: drained
-        // here, so the page's search does not race the job on a loaded machine.
-        await s.deployment.get(SearchSync).drain();
         browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
         page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
         page.on('console', (m) => {
@@ -164,6 +160,34 @@ if (!existsSync(CHROMIUM)) {
         expect(await page.locator('main script').count()).toBe(0);
         expect(text).toContain('Publishers authorizing it');
         expect(await page.locator('main [data-badge=verified]').textContent()).toBe('✓ verified');
+      });
+
+      // Under load the home page's reads could answer after a search the reader had started meanwhile,
+      // and its late render replaced the results (the search test then saw its heading but no agent).
+      test('a page the reader has left does not replace the one they went to when its reads answer late', async () => {
+        let release!: () => void;
+        const held = new Promise<void>((r) => {
+          release = r;
+        });
+        await page.route('**/api/registry/stats', async (route) => {
+          await held;
+          await route.continue();
+        });
+        try {
+          await page.goto(`${s.base}/#/`);
+          await page.fill('#q', 'seeded');
+          await page.press('#q', 'Enter');
+          await page.getByRole('link', { name: 'Seeded Sales Agent' }).waitFor();
+          const late = page.waitForResponse('**/api/registry/stats');
+          release();
+          await late;
+          // The home page's other reads had answered; its render now waits for nothing but a turn of the page's loop.
+          await page.evaluate(() => new Promise((r) => setTimeout(r, 0)));
+          expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Results for “seeded”');
+          expect(await page.getByRole('link', { name: 'Seeded Sales Agent' }).count()).toBe(1);
+        } finally {
+          await page.unroute('**/api/registry/stats');
+        }
       });
 
       test('agents carry health, compliance and verified badges, and filter by type', async () => {

@@ -187,8 +187,20 @@ function renderAccount() {
   );
 }
 
+/** Page views started so far: an answer that arrives after the reader moved on belongs to no page. */
+let navigation = 0;
+/** Thrown by `api` for a page the reader has left, so its late answer never replaces the current page. */
+class Superseded extends Error {}
+
+/** A `.catch` for an optional read: its fallback, unless the reader has left the page (that still stops the page). */
+const otherwise = (fallback) => (error) => {
+  if (error instanceof Superseded) throw error;
+  return fallback;
+};
+
 /** Call the API; signed in, with the access token (refreshed once on 401; anonymous again when that fails). */
 async function api(path, init = {}) {
+  const started = navigation;
   const attempt = () => {
     const s = currentSession();
     const headers = new Headers(init.headers);
@@ -202,6 +214,7 @@ async function api(path, init = {}) {
     res = await attempt();
   }
   const body = res.status === 204 ? null : await res.json().catch(() => null);
+  if (started !== navigation) throw new Superseded();
   if (!res.ok) throw Object.assign(new Error((body && body.message) || `HTTP ${res.status}`), { status: res.status });
   return body;
 }
@@ -302,7 +315,7 @@ async function home() {
     api('/api/brands/registry?limit=1'),
     api('/api/properties/registry?limit=1&source=hosted'),
     // Recent changes come from the feed, which needs a signed-in reader.
-    currentSession() ? api('/api/registry/feed/recent?limit=10').catch(() => ({ events: [] })) : null,
+    currentSession() ? api('/api/registry/feed/recent?limit=10').catch(otherwise({ events: [] })) : null,
 
   ]);
   if (recent) await rememberAgentNames(recent.events);
@@ -498,8 +511,8 @@ async function properties(offset = 0) {
 async function publisher(domain) {
   const [lookup, entry, hist] = await Promise.all([
     api(`/api/registry/lookup/domain/${enc(domain)}`),
-    api(`/api/properties/resolve?domain=${enc(domain)}`).catch(() => null),
-    api(`/api/properties/history?domain=${enc(domain)}&limit=100`).catch(() => null),
+    api(`/api/properties/resolve?domain=${enc(domain)}`).catch(otherwise(null)),
+    api(`/api/properties/history?domain=${enc(domain)}&limit=100`).catch(otherwise(null)),
   ]);
   show(
     domain,
@@ -573,7 +586,7 @@ async function agent(url) {
     if (!r.has_more) break;
     cursor = r.cursor;
   }
-  const domains = await api(`/api/registry/lookup/agent/${enc(url)}/domains`).catch(() => ({ domains: [] }));
+  const domains = await api(`/api/registry/lookup/agent/${enc(url)}/domains`).catch(otherwise({ domains: [] }));
   show(
     a ? a.name || url : url,
     a
@@ -684,6 +697,7 @@ const routes = [
 ];
 
 async function route() {
+  const current = ++navigation;
   if (feedTimer) clearInterval(feedTimer);
   feedTimer = null;
   const hash = location.hash || '#/';
@@ -695,9 +709,11 @@ async function route() {
     try {
       await render(...m.slice(1).map((x) => (x === undefined ? x : decodeURIComponent(x))));
     } catch (error) {
+      // A slower page the reader left (home's counts, say) must not replace the one they went to.
+      if (error instanceof Superseded || current !== navigation) return;
       show(error.status === 404 ? 'Not found' : 'Something went wrong', failure(error));
     } finally {
-      view.removeAttribute('aria-busy');
+      if (current === navigation) view.removeAttribute('aria-busy');
     }
     return;
   }

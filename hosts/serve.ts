@@ -80,7 +80,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-type Handler = (request: Request, server: Server<undefined>) => Promise<Response>;
+export type Handler = (request: Request, server: Server<undefined>) => Promise<Response>;
 
 /** What Bun.serve takes: the routes, by path and method, and the handler of every request no route took. */
 export interface App {
@@ -175,19 +175,24 @@ export function buildApp(deployment: Deployment, onRequest: () => void = () => {
   };
 }
 
-/**
- * Start the deployment and serve it. `port: 0` picks a free port (tests). SIGTERM/SIGINT
- * handling is the caller's (see hosts/start.ts) so tests can run several servers in a process.
- */
-export async function serve(deployment: Deployment, options: { port?: number; hostname?: string; reusePort?: boolean } = {}): Promise<RunningServer> {
-  await deployment.start();
+export interface ListenOptions {
+  port?: number;
+  hostname?: string;
+  reusePort?: boolean;
+}
+
+/** Schedule the started deployment's idle collection (hosts/idle-collect.ts): the hook each request calls, or none (`IDLE_COLLECT_MS=0`). */
+export function scheduleIdleCollection(deployment: Deployment): (() => void) | undefined {
   const idleMs = deployment.config.server.idleCollectMs;
-  const collector = idleMs > 0 ? idleCollector(idleMs) : null;
-  const app = buildApp(deployment, collector?.touch);
-  if (collector) deployment.scheduler.add(collector.job);
-  const server = Bun.serve({
-    routes: app.routes,
-    fetch: app.fetch,
+  if (idleMs === 0) return undefined;
+  const collector = idleCollector(idleMs);
+  deployment.scheduler.add(collector.job);
+  return collector.touch;
+}
+
+/** Bun.serve's settings for a deployment, beside its routes. */
+export function listenSettings(deployment: Deployment, options: ListenOptions = {}) {
+  return {
     port: options.port ?? deployment.config.server.port,
     hostname: options.hostname ?? deployment.config.server.host,
     maxRequestBodySize: deployment.config.server.maxBodyBytes,
@@ -195,7 +200,17 @@ export async function serve(deployment: Deployment, options: { port?: number; ho
     reusePort: options.reusePort ?? false,
     // Seconds a connection may stay silent (Bun's default is 10; streamed answers get longer).
     idleTimeout: 30,
-  });
+  };
+}
+
+/**
+ * Start the deployment and serve it. `port: 0` picks a free port (tests). SIGTERM/SIGINT
+ * handling is the caller's (see hosts/start.ts) so tests can run several servers in a process.
+ */
+export async function serve(deployment: Deployment, options: ListenOptions = {}): Promise<RunningServer> {
+  await deployment.start();
+  const app = buildApp(deployment, scheduleIdleCollection(deployment));
+  const server = Bun.serve({ routes: app.routes, fetch: app.fetch, ...listenSettings(deployment, options) });
   let closing: Promise<void> | null = null;
   return {
     url: new URL(`http://${server.hostname === '0.0.0.0' ? '127.0.0.1' : server.hostname}:${server.port}`),

@@ -58,7 +58,7 @@ async function askRemote(crawler: CrawlerPort, agentUrl: string, ids: string[]):
 
 export function createFormatResolver(deps: FormatResolverDeps, cacheSeconds: number): FormatResolver {
   const localUrls = new Set(deps.local ? [deps.local.agentUrl, ...(deps.local.mirrors ?? [])].map((u) => normalizeAgentUrl(u) ?? u) : []);
-  const isLocal = (agent: string) => !!deps.local && localUrls.has(agent);
+  const isLocal = (agent: string) => localUrls.has(agent);
   return {
     async check(formats) {
       const out = new Map<string, boolean>();

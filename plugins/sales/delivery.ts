@@ -57,20 +57,20 @@ export function getMediaBuyDeliveryTask(deps: SalesDeps, listings: BuyListings) 
       const now = clock.now();
       // Buys named by id: the ad server's reads start now, beside the listing (one round trip of
       // latency, not two); each gets its windows once the listing gives the reporting period.
-      const early = new Map((input.media_buy_ids ?? []).map((id) => [id, Promise.withResolvers<ReportWindows>()]));
-      const earlyReports = new Map(
-        [...early].map(([id, w]) => {
-          const report = deps.adServer.report(deps.db, id, w.promise, now);
+      const early = new Map(
+        (input.media_buy_ids ?? []).map((id) => {
+          const windows = Promise.withResolvers<ReportWindows>();
+          const report = deps.adServer.report(deps.db, id, windows.promise, now);
           // Awaited only if listed; a failure is the listing's or reported there.
           report.catch(() => {});
-          return [id, report] as const;
+          return [id, { windows, report }] as const;
         }),
       );
       try {
         return await respond();
       } finally {
         // The ids not listed (filtered out, not the caller's, or the call failed) want no window.
-        for (const w of early.values()) w.resolve([]);
+        for (const { windows } of early.values()) windows.resolve([]);
       }
       async function respond(): Promise<Json> {
         const filters: BuysFilter[] = ['confirmed'];
@@ -110,10 +110,10 @@ export function getMediaBuyDeliveryTask(deps: SalesDeps, listings: BuyListings) 
         const asked: ReportWindows = [{ start: from, end: until }, ...windows];
         const reports = await Promise.all(
           buys.map((b) => {
-            const later = early.get(b.media_buy_id);
-            if (!later) return deps.adServer.report(deps.db, b.media_buy_id, asked, now);
-            later.resolve(asked);
-            return earlyReports.get(b.media_buy_id)!;
+            const started = early.get(b.media_buy_id);
+            if (!started) return deps.adServer.report(deps.db, b.media_buy_id, asked, now);
+            started.windows.resolve(asked);
+            return started.report;
           }),
         );
         for (const [n, { buy: b, packages: pkgs }] of listed.entries()) {

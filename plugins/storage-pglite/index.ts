@@ -2,6 +2,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { mkdirSync } from 'node:fs';
 import * as v from 'valibot';
 import { definePlugin } from '../../core/plugin.ts';
+import { InFlight } from '../../lib/in-flight.ts';
 import { Database, type DatabasePort, type Queryable, type Migration } from '../../core/ports/database.ts';
 import type { SqlFragment } from '../../core/sql.ts';
 import { runMigrations } from '../../core/migrations.ts';
@@ -21,8 +22,8 @@ export interface PgliteOptions {
 
 type PgliteSession = Pick<PGlite, 'query' | 'exec'>;
 
-/** Statements of a session; `pending` (a transaction's) holds those not settled yet, which COMMIT waits for. */
-function wrap(db: PgliteSession, pending?: Set<Promise<unknown>>): Queryable {
+/** Statements of a session; `inFlight` (a transaction's) tracks those not settled yet, which COMMIT waits for. */
+function wrap(db: PgliteSession, inFlight?: InFlight): Queryable {
   return {
     query<T>(statement: SqlFragment): Promise<T[]> {
       let built: { text: string; values: unknown[] };
@@ -33,12 +34,7 @@ function wrap(db: PgliteSession, pending?: Set<Promise<unknown>>): Queryable {
       }
       const { text, values } = built;
       const run = db.query<T>(text, values).then((r) => r.rows);
-      if (pending) {
-        pending.add(run);
-        const settled = () => pending.delete(run);
-        run.then(settled, settled);
-      }
-      return run;
+      return inFlight ? inFlight.track(run) : run;
     },
   };
 }
@@ -92,10 +88,11 @@ export function createPgliteDatabase(options: PgliteOptions, logger?: Logger): D
       const db = await open();
       return db.transaction(async (tx) => {
         if (options.schema) await tx.exec(`SET LOCAL search_path TO "${options.schema}", public`);
-        const pending = new Set<Promise<unknown>>();
-        const result = await fn(wrap(tx, pending));
+        const inFlight = new InFlight();
+        const result = await fn(wrap(tx, inFlight));
         // A statement still in flight when fn resolves commits with the rest, or fails the transaction (as on Postgres).
-        for (const s of await Promise.allSettled([...pending])) if (s.status === 'rejected') throw s.reason;
+        const failed = await inFlight.failure();
+        if (failed) throw failed.error;
         return result;
       });
     },

@@ -50,14 +50,20 @@ const UNAVAILABLE_CODES = new Set([
  * refused on a live one (a statement timeout): nothing more may be written on it.
  */
 export function isConnectionLost(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (CONNECTION_LOST_CODES.has(code) || code.startsWith('08'));
+  const code = codeOf(error);
+  return code !== undefined && (CONNECTION_LOST_CODES.has(code) || code.startsWith('08'));
 }
 const CONNECTION_LOST_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02']);
 
 export function isUnavailable(error: unknown): boolean {
+  const code = codeOf(error);
+  return code !== undefined && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'));
+}
+
+/** The error's code (postgres.js, socket or SQLSTATE), when it has one. */
+function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'));
+  return typeof code === 'string' ? code : undefined;
 }
 
 /** What failed, in words (for the start-up hint). */

@@ -5,6 +5,7 @@ import { ConfigError } from '../../core/config-error.ts';
 import { Database, type DatabasePort, type Queryable, type Migration } from '../../core/ports/database.ts';
 import type { SqlFragment } from '../../core/sql.ts';
 import { runMigrations } from '../../core/migrations.ts';
+import { InFlight } from '../../lib/in-flight.ts';
 import type { Logger } from '../../core/log.ts';
 import { describeConnectFailure, isConnectionLost, isUnavailable, parseTarget, timed, unavailable } from './connection.ts';
 
@@ -39,10 +40,10 @@ export interface PostgresOptions {
 type Session = postgres.Sql | postgres.ReservedSql;
 
 /**
- * Statements of a session; `progress` runs after each one that completes. `pending` (a
- * transaction's) holds the statements not settled yet: COMMIT is sent behind them.
+ * Statements of a session; `progress` runs after each one that completes. `inFlight` (a
+ * transaction's) tracks the statements not settled yet: COMMIT is sent behind them.
  */
-function wrap(sql: Session, progress?: () => void, pending?: Set<Promise<unknown>>, lost?: { lost: boolean }): Queryable {
+function wrap(sql: Session, progress?: () => void, inFlight?: InFlight, lost?: { lost: boolean }): Queryable {
   return {
     query<T>(statement: SqlFragment): Promise<T[]> {
       // A transaction's connection once lost takes nothing more: postgres.js would schedule the write
@@ -62,12 +63,7 @@ function wrap(sql: Session, progress?: () => void, pending?: Set<Promise<unknown
           throw isUnavailable(error) ? unavailable(error) : error;
         },
       );
-      if (pending) {
-        pending.add(run);
-        const settled = () => pending.delete(run);
-        run.then(settled, settled);
-      }
-      return run;
+      return inFlight ? inFlight.track(run) : run;
     },
   };
 }
@@ -151,20 +147,20 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
           begun.catch(() => {});
           let ended = false;
           try {
-            const pending = new Set<Promise<unknown>>();
-            const result = await fn(wrap(c, arm, pending, connection));
+            const inFlight = new InFlight();
+            const result = await fn(wrap(c, arm, inFlight, connection));
             await begun;
             if (connection.lost) throw unavailable(new Error("the transaction's connection was lost"));
             // A statement still in flight when fn resolves (the idempotency record, written last) gets
             // COMMIT right behind it, in one round trip. Should it fail, the transaction is aborted and
             // COMMIT only rolls back: its failure is the transaction's.
-            const inFlight = [...pending];
+            const failure = inFlight.failure();
             const committed = c.unsafe('COMMIT');
             committed.catch(() => {});
-            const settled = await Promise.allSettled(inFlight);
+            const failed = await failure;
             const done = await committed;
             ended = idle = true;
-            for (const s of settled) if (s.status === 'rejected') throw s.reason;
+            if (failed) throw failed.error;
             // A failed statement fn caught and went on from: nothing was committed.
             if (done.command === 'ROLLBACK') throw new Error('the transaction was rolled back at COMMIT: one of its statements had failed');
             return result;

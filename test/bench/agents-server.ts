@@ -14,8 +14,7 @@ import { join } from 'node:path';
 import { assemble } from '../../core/deployment.ts';
 import { definePreset } from '../../core/config.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { buildApp, type App } from '../../hosts/serve.ts';
-import { idleCollector } from '../../hosts/idle-collect.ts';
+import { buildApp, listenSettings, scheduleIdleCollection, type Handler } from '../../hosts/serve.ts';
 import storagePglite from '../../plugins/storage-pglite/index.ts';
 import storagePostgres from '../../plugins/storage-postgres/index.ts';
 import auth from '../../plugins/auth/index.ts';
@@ -32,8 +31,6 @@ import mcpHost from '../../hosts/mcp/index.ts';
 import { Database, type Queryable } from '../../core/ports/database.ts';
 import type { SqlFragment } from '../../core/sql.ts';
 import { serveCanned } from './harness.ts';
-
-type Handler = Extract<App['routes'][string], Function>;
 import { renew, type Statement } from './replay.ts';
 import { applyMemoryBudget } from '../../hosts/memory-budget.ts';
 
@@ -132,10 +129,7 @@ if (process.env.BENCH_TARGET === 'baseline') {
 
   // Served as hosts/serve.ts serves, its routes wrapped for the recording.
   await deployment.start();
-  const idleMs = deployment.config.server.idleCollectMs;
-  const collector = idleMs > 0 ? idleCollector(idleMs) : null;
-  if (collector) deployment.scheduler.add(collector.job);
-  const app = buildApp(deployment, collector?.touch);
+  const app = buildApp(deployment, scheduleIdleCollection(deployment));
   const tracked =
     (handle: Handler): Handler =>
     (request, server) => {
@@ -150,14 +144,7 @@ if (process.env.BENCH_TARGET === 'baseline') {
       typeof h === 'function' ? tracked(h) : Object.fromEntries(Object.entries(h).map(([m, f]) => [m, tracked(f!)])),
     ]),
   );
-  const server = Bun.serve({
-    routes,
-    fetch: app.fetch,
-    port: 0,
-    hostname: '127.0.0.1',
-    idleTimeout: 30,
-    maxRequestBodySize: deployment.config.server.maxBodyBytes,
-  });
+  const server = Bun.serve({ routes, fetch: app.fetch, ...listenSettings(deployment, { port: 0, hostname: '127.0.0.1' }) });
   console.log(`READY ${server.port} ${control.port}`);
   process.on('SIGTERM', async () => {
     control.stop(true);

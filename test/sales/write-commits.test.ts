@@ -49,6 +49,16 @@ const writesOf = (seen: Array<{ tx: number | null; text: string }>) =>
 
 type Client = Awaited<ReturnType<SalesWorld['client']>>;
 
+/** A new account of the caller (sync_accounts), as requests name it. */
+async function accountOf(c: Client, n: number) {
+  const domain = `commits${n}.example`;
+  const synced = await c.call('sync_accounts', {
+    idempotency_key: `commits-accounts-${String(n).padStart(6, '0')}`,
+    accounts: [{ brand: { domain }, operator: domain, billing: 'operator' }],
+  });
+  return { account_id: synced.body.accounts[0].account_id as string };
+}
+
 /** One call with the seller's statements recorded: its answer and its writes. */
 async function recorded(w: SalesWorld, c: Client, task: string, args: Record<string, unknown>) {
   const r = record(w);
@@ -76,14 +86,11 @@ forEachDatabase<SalesWorld>(
     test('create_media_buy: the claim commits, then the buy, its package, booking, history and the stored answer in one transaction; a retry replays it', async () => {
       const w = get();
       const c = await w.client('rest');
-      const synced = await c.call('sync_accounts', {
-        idempotency_key: 'commits-accounts-000001',
-        accounts: [{ brand: { domain: 'commits.example' }, operator: 'commits.example', billing: 'operator' }],
-      });
+      const account = await accountOf(c, 1);
       const start = w.clock.now().getTime() + HOUR;
       const args = {
         idempotency_key: 'commits-create-0000001',
-        account: { account_id: synced.body.accounts[0].account_id },
+        account,
         start_time: new Date(start).toISOString(),
         end_time: new Date(start + 6 * HOUR).toISOString(),
         packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
@@ -111,13 +118,10 @@ forEachDatabase<SalesWorld>(
     test('sync_creatives: library writes and the idempotency record commit in one transaction; a retry replays it', async () => {
       const w = get();
       const c = await w.client('rest');
-      const synced = await c.call('sync_accounts', {
-        idempotency_key: 'commits-accounts-000002',
-        accounts: [{ brand: { domain: 'commits2.example' }, operator: 'commits2.example', billing: 'operator' }],
-      });
+      const account = await accountOf(c, 2);
       const args = {
         idempotency_key: 'commits-creatives-00001',
-        account: { account_id: synced.body.accounts[0].account_id },
+        account,
         creatives: [
           {
             creative_id: 'commits_spot',
@@ -136,11 +140,7 @@ forEachDatabase<SalesWorld>(
     test('update_media_buy: the claim commits, then the buy and package writes with the stored answer in one transaction; the answer is the stored row', async () => {
       const w = get();
       const c = await w.client('rest');
-      const synced = await c.call('sync_accounts', {
-        idempotency_key: 'commits-accounts-000003',
-        accounts: [{ brand: { domain: 'commits3.example' }, operator: 'commits3.example', billing: 'operator' }],
-      });
-      const account = { account_id: synced.body.accounts[0].account_id };
+      const account = await accountOf(c, 3);
       const start = w.clock.now().getTime() + HOUR;
       const created = await c.call('create_media_buy', {
         idempotency_key: 'commits-create-0000003',

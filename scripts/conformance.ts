@@ -88,6 +88,8 @@ interface RunResult {
 
 export interface Row {
   storyboard: string;
+  /** The storyboard whose run produced the row: `adcp storyboard run` of it also runs the scenarios it requires. */
+  run: string;
   path: string;
   passed: number;
   failed: number;
@@ -292,12 +294,13 @@ function why(step: StepResult): string {
   return (checks.length ? checks.join('; ') : (step.error ?? '')).slice(0, 400);
 }
 
-function row(storyboard: string, path: string, steps: StepResult[]): Row {
+function row(storyboard: string, run: string, path: string, steps: StepResult[]): Row {
   const skipped = steps.filter((s) => s.skipped);
   const failed = steps.filter((s) => !s.skipped && !s.passed);
   const passed = steps.length - skipped.length - failed.length;
   return {
     storyboard,
+    run,
     path,
     passed,
     failed: failed.length,
@@ -322,10 +325,10 @@ for (const tenant of tenants) {
     try {
       const result = await runStoryboard(`${agent.base}${path}`, storyboard.id, testKit(storyboard.id, served));
       if (typeof result === 'string') {
-        rows.push({ storyboard: storyboard.id, path, passed: 0, failed: 1, skipped: 0, status: 'error', failures: [result], skips: [] });
+        rows.push({ storyboard: storyboard.id, run: storyboard.id, path, passed: 0, failed: 1, skipped: 0, status: 'error', failures: [result], skips: [] });
       } else {
         const ids = [storyboard.id, ...(storyboard.requires_scenarios ?? [])];
-        for (const id of ids) rows.push(row(id, path, result.get(id) ?? []));
+        for (const id of ids) rows.push(row(id, storyboard.id, path, result.get(id) ?? []));
       }
     } finally {
       await agent.stop();

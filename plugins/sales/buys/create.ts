@@ -84,6 +84,9 @@ export function createMediaBuyTask(deps: SalesDeps) {
       'Buy packages of products (or a finalized proposal: proposal_id + total_budget) for an account and a flight (start_time asap or a timestamp, end_time). Answers the media buy (pending_creatives or pending_start, then active at the start time), or submitted when the seller reviews large orders first. push_notification_config receives lifecycle and impairment webhooks; reporting_webhook receives delivery reports.',
     protocol: 'media_buy',
     mutating: true,
+    // The buy's rows and its answer for replays commit together with the key, claimed first only for
+    // what that transaction would not undo (a governance check, a sandbox directive taken).
+    recordsKeyWithin: true,
     input: createMediaBuyInput,
     async handler({ input, principal, clock, ids, context, task, idempotency }) {
       const owner = principal.orgId;
@@ -134,6 +137,8 @@ export function createMediaBuyTask(deps: SalesDeps) {
         });
       }
       const sandbox = deps.options.sandbox || account.sandbox || (('sandbox' in input.account && input.account.sandbox) ?? false);
+      // A governance agent records the check: a duplicate must not make another.
+      if (input.plan_id) await idempotency.claim?.();
       // Last check before anything is written: a denial writes nothing here (the agent keeps its audit entry).
       const governance = await consultGovernance(deps, {
         owner,
@@ -199,6 +204,8 @@ export function createMediaBuyTask(deps: SalesDeps) {
         ]);
 
       // A sandbox directive (comply_test_controller force_create_media_buy_arm) sends this buy through the review.
+      // Taking it commits on its own: the key is claimed first.
+      if (account.sandbox) await idempotency.claim?.();
       const forced = account.sandbox ? await takeForcedArm(deps.db, owner, account.account_id) : undefined;
       if (forced || deps.adServer.requiresReview(order)) {
         // The seller reviews first: the buy is recorded (unlisted) with the task, confirmed or rejected later.

@@ -11,10 +11,14 @@ import { renderPackage } from '../../plugins/sales/buys/render.ts';
 // their key and answer for replays in the buy's own transaction, claiming nothing first; sync_creatives
 // runs whole in one.
 
-/** Every statement of the seller's database: its transaction (numbered) or null when autocommitted. */
+/**
+ * Every statement of the seller's database: its transaction (numbered) or null when autocommitted; and per
+ * transaction, how many of its statements were unanswered when its function returned (sent with COMMIT).
+ */
 function record(w: SalesWorld) {
   const db = w.seller.deployment.get(Database);
   const seen: Array<{ tx: number | null; text: string }> = [];
+  const leftToCommit: number[] = [];
   let n = 0;
   const query = db.query.bind(db);
   const transaction = db.transaction.bind(db);
@@ -25,17 +29,22 @@ function record(w: SalesWorld) {
   }) as typeof db.query;
   db.transaction = (<T>(fn: (tx: Queryable) => Promise<T>) => {
     const id = ++n;
-    return transaction((tx) =>
-      fn({
+    let unanswered = 0;
+    return transaction(async (tx) => {
+      const result = await fn({
         query: <R>(s: SqlFragment) => {
           seen.push({ tx: id, text: text(s) });
-          return tx.query<R>(s);
+          unanswered++;
+          return tx.query<R>(s).finally(() => unanswered--);
         },
-      }),
-    );
+      });
+      leftToCommit.push(unanswered);
+      return result;
+    });
   }) as typeof db.transaction;
   return {
     seen,
+    leftToCommit,
     restore: () => {
       db.query = query;
       db.transaction = transaction;
@@ -65,7 +74,7 @@ async function recorded(w: SalesWorld, c: Client, task: string, args: Record<str
   const r = record(w);
   try {
     const answer = await c.call(task, args);
-    return { answer, writes: writesOf(r.seen) };
+    return { answer, writes: writesOf(r.seen), leftToCommit: r.leftToCommit };
   } finally {
     r.restore();
   }
@@ -96,8 +105,10 @@ forEachDatabase<SalesWorld>(
         end_time: new Date(start + 6 * HOUR).toISOString(),
         packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
       };
-      const { answer: created, writes } = await recorded(w, c, 'create_media_buy', args);
+      const { answer: created, writes, leftToCommit } = await recorded(w, c, 'create_media_buy', args);
       expect(created.ok).toBe(true);
+      // Nothing waited for but the booking's decision: every statement goes with COMMIT (one round trip).
+      expect(leftToCommit).toEqual([6]);
       expectCommits(
         writes,
         [],
@@ -165,8 +176,10 @@ forEachDatabase<SalesWorld>(
       ];
       for (const [i, change] of changes.entries()) {
         const args = { idempotency_key: `commits-update-${String(i).padStart(8, '0')}`, account, media_buy_id, packages: [{ package_id, ...change }] };
-        const { answer: updated, writes } = await recorded(w, c, 'update_media_buy', args);
+        const { answer: updated, writes, leftToCommit } = await recorded(w, c, 'update_media_buy', args);
         expect(updated.ok).toBe(true);
+        // The buy's row, its history and the answer kept go with COMMIT, the package's too unless it is read back (rounded).
+        expect(leftToCommit).toEqual([i === 2 || i === 3 ? 3 : 5]);
         expectCommits(
           writes,
           [],

@@ -234,22 +234,17 @@ export function createMediaBuyTask(deps: SalesDeps) {
       const keep = governance ? undefined : idempotency.keepWithin;
       try {
         await deps.db.transaction(async (tx) => {
-          // The buy's rows go with the booking (one round trip); a refused booking rolls them back.
-          const [booked, written, kept] = await Promise.allSettled([
-            deps.adServer.book(tx, order),
-            write(tx, { ...buy, due_at: dueAt(buy, delayMs()) }),
-            ...(keep ? [keep(tx, result)] : []),
-          ]);
-          if (booked.status === 'rejected') throw booked.reason;
-          const booking = booked.value;
+          // The buy's rows (and the answer kept) go with the booking, and only its decision is waited for:
+          // COMMIT follows them (one round trip); a failed write fails the transaction, a refused booking rolls it back.
+          const booked = deps.adServer.book(tx, order);
+          for (const w of [write(tx, { ...buy, due_at: dueAt(buy, delayMs()) }), keep?.(tx, result)]) w?.catch(() => {});
+          const booking = await booked;
           if (booking.decision === 'rejected')
             throw new ProtocolError(booking.code ?? 'POLICY_VIOLATION', `The seller refused this media buy: ${booking.reason}`, { recovery: 'terminal' });
           if (booking.decision === 'pending_review')
             throw new ProtocolError('SERVICE_UNAVAILABLE', 'The ad server asked for a review the seller did not expect; retry later', {
               recovery: 'transient',
             });
-          if (written.status === 'rejected') throw written.reason;
-          if (kept?.status === 'rejected') throw kept.reason;
         });
       } catch (error) {
         if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'failed' }, account.account_id);

@@ -85,11 +85,20 @@ export interface IdempotencyInfo {
   /** How long a replay returns the stored response. */
   replayTtlSeconds: number | null;
   /**
-   * A non-transactional mutating call (which claimed its key): store its answer in the handler's
-   * own last transaction instead of a commit of its own after the handler. Give it the very object
-   * the handler then returns, and call it only when nothing that can fail follows that transaction.
+   * A non-transactional mutating call: store its answer in the handler's own last transaction
+   * instead of a commit of its own after the handler. Give it the very object the handler then
+   * returns, and call it only when nothing that can fail follows that transaction. A
+   * `recordsKeyWithin` call that has not claimed records its key there (the transaction's last write,
+   * travelling with its COMMIT): a key found taken fails the transaction.
    */
   keepWithin?: (tx: Queryable, result: Json) => Promise<void>;
+  /**
+   * A `recordsKeyWithin` call: claim the key now, before a write or an outside call its own
+   * transaction would not undo (a remote check, another transaction). Resolves once the call owns
+   * the key (keepWithin then completes the claim); a completed duplicate ends the call with its
+   * replay. Absent once claimed.
+   */
+  claim?: () => Promise<void>;
 }
 
 /** Everything a task handler receives; hosts build it, features never see a transport. */
@@ -165,6 +174,14 @@ export interface TaskDefinition<I = any, O extends Json = Json> {
    * the transaction would hold a connection, and row locks, across the slow call.
    */
   transactional?: boolean;
+  /**
+   * A mutating task, not `transactional`, whose writes commit in one transaction of its own opened
+   * after its reads: nothing is claimed first. Its handler records the answer there
+   * (`idempotency.keepWithin`, or a deferral), so a duplicate finds the key taken at that
+   * transaction's end, is rolled back and answers what the key holds, as a transactional call does.
+   * Before anything that transaction would not undo, the handler calls `idempotency.claim()`.
+   */
+  recordsKeyWithin?: boolean;
   /**
    * Work that must stay outside a task's transaction (a remote lookup, a check of a slow
    * resource): run before the key is claimed or the transaction opens, without writes; the

@@ -118,6 +118,10 @@ export interface AdServerPort {
   readonly reporting: { expectedDelayMinutes: number; timezone: string; granularities: readonly ReportingFrequency[] };
   /** Whether booking this order waits for a review (creation then answers asynchronously); no side effect. */
   requiresReview(order: Order): boolean;
+  /**
+   * Book the order. Its writes on `tx` may still be in flight when the booking resolves: they are
+   * the caller's transaction's (DatabasePort.transaction: its COMMIT follows them, and fails with them).
+   */
   book(tx: Queryable, order: Order): Promise<Booking>;
   /** Outcome of a booking that was `pending_review` (still pending until its review time). */
   review(tx: Queryable, mediaBuyId: string): Promise<Booking>;

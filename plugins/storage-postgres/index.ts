@@ -142,14 +142,13 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
         let idle = false;
         try {
           arm();
-          // BEGIN is not a round trip of its own: it travels with the transaction's first statements.
-          const begun = c.unsafe('BEGIN');
-          begun.catch(() => {});
           let ended = false;
           try {
             const inFlight = new InFlight();
+            // BEGIN is not a round trip of its own: it travels with the transaction's first statements,
+            // and is in flight as they are (a function that waits for nothing has COMMIT sent right behind).
+            inFlight.track(c.unsafe('BEGIN') as unknown as Promise<unknown>).catch(() => {});
             const result = await fn(wrap(c, arm, inFlight, connection));
-            await begun;
             if (connection.lost) throw unavailable(new Error("the transaction's connection was lost"));
             // A statement still in flight when fn resolves (the idempotency record, written last) gets
             // COMMIT right behind it, in one round trip. Should it fail, the transaction is aborted and

@@ -354,12 +354,14 @@ async function claimOrReplay(s: TaskState, next: (s: TaskState) => Promise<TaskO
   c.ctx.idempotency.key = key;
   // The hash covers the operation, not the envelope: a retry with a new context replays.
   const hash = payloadHash(s.raw);
-  if (task.transactional) {
-    // Handler, writes, task record and idempotency record (the key's first use, written last) in one transaction.
-    // When the key turns out to be taken, or the call fails, what the key holds decides: a duplicate that
-    // completed meanwhile is replayed, a committed in-flight claim is waited for below.
+  if (task.transactional || task.recordsKeyWithin) {
+    // Handler, writes, task record and idempotency record (the key's first use, written last) in one transaction:
+    // the pipeline's, or the handler's own (recordsKeyWithin). When the key turns out to be taken, or the call fails,
+    // what the key holds decides: a duplicate that completed meanwhile is replayed, a committed in-flight claim is
+    // waited for below.
     for (let run = 1; ; run++) {
       try {
+        if (!task.transactional) return await recordWithin(s, next, key, hash);
         return await deps.db.transaction((tx) => {
           s.tx = tx;
           s.keep = { record: { key, hash } };
@@ -367,10 +369,14 @@ async function claimOrReplay(s: TaskState, next: (s: TaskState) => Promise<TaskO
         });
       } catch (caught) {
         s.tx = null;
+        // Claimed on demand (recordsKeyWithin): failed as a claimed call fails.
+        const claim = s.keep && 'claim' in s.keep ? s.keep.claim : undefined;
+        if (claim) await deps.idempotency.release(claim).catch((e) => deps.logger.error({ err: e }, 'idempotency release failed'));
         if (caught instanceof StaleReadError && run < STALE_RUNS) {
           await caught.refresh();
           continue;
         }
+        if (claim) throw caught;
         const found = caught instanceof Verdict ? caught.found : await deps.idempotency.lookup(c.principal.id, key, task.name, hash);
         // The key was taken at COMMIT and is gone again (a released claim): wait as a non-transactional call, as `record` has it.
         const atCommit = s.keep && 'record' in s.keep ? s.keep.record.atCommit : undefined;
@@ -383,18 +389,53 @@ async function claimOrReplay(s: TaskState, next: (s: TaskState) => Promise<TaskO
   }
   const begun = await deps.idempotency.begin(c.principal.id, key, task.name, hash);
   if (begun.kind === 'replay') return replayed(task, begun.response, s.context);
-  s.keep = { claim: begun.claim };
-  c.ctx.idempotency.keepWithin = (tx, result) => {
-    const body = completedBody(c, result);
-    s.keptWithin = { result, body };
-    return deps.idempotency.complete(begun.claim, body, tx);
-  };
+  claimed(s, begun.claim);
   try {
     return await next(s);
   } catch (caught) {
     await deps.idempotency.release(begun.claim).catch((e) => deps.logger.error({ err: e }, 'idempotency release failed'));
     throw caught;
   }
+}
+
+/** The call owns the key: its handler's own transaction completes the claim (keepWithin). */
+function claimed(s: TaskState, claim: IdempotencyClaim): void {
+  const c = s.c!;
+  s.keep = { claim };
+  c.ctx.idempotency.claim = undefined;
+  c.ctx.idempotency.keepWithin = (tx, result) => {
+    const body = completedBody(c, result);
+    s.keptWithin = { result, body };
+    return c.deps.idempotency.complete(claim, body, tx);
+  };
+}
+
+/**
+ * A recordsKeyWithin call, unclaimed: its handler records the key as the last write of its own
+ * transaction (sent with its COMMIT when the port can), or claims it first when asked to.
+ */
+function recordWithin(s: TaskState, next: (s: TaskState) => Promise<TaskOutcome>, key: string, hash: string): Promise<TaskOutcome> {
+  const c = s.c!;
+  const { idempotency } = c.deps;
+  const record: { key: string; hash: string; atCommit?: Promise<boolean> } = { key, hash };
+  s.keep = { record };
+  c.ctx.idempotency.keepWithin = (tx, result) => {
+    const body = completedBody(c, result);
+    s.keptWithin = { result, body };
+    if (!idempotency.recordAtCommit) return keepResponse(c, { record }, body, tx);
+    record.atCommit = idempotency.recordAtCommit(tx, c.principal.id, key, c.task.name, record.hash, body);
+    // A key found taken fails the transaction; claimOrReplay answers what it holds.
+    return record.atCommit.then(
+      () => {},
+      () => {},
+    );
+  };
+  c.ctx.idempotency.claim = async () => {
+    const begun = await idempotency.begin(c.principal.id, key, c.task.name, hash);
+    if (begun.kind === 'replay') throw new Verdict(begun);
+    claimed(s, begun.claim);
+  };
+  return next(s);
 }
 
 /** The one entry of every host's task call: never throws for a caller's mistake (see TaskGatewayPort.invoke). */
@@ -424,7 +465,9 @@ type Keep = { claim: IdempotencyClaim } | { record: { key: string; hash: string;
 async function keepResponse(c: Call, keep: Keep | null, body: Json, q: Queryable | undefined): Promise<void> {
   if (!keep) return;
   if ('claim' in keep) return c.deps.idempotency.complete(keep.claim, body, q);
-  const found = await c.deps.idempotency.record(q!, c.principal.id, keep.record.key, c.task.name, keep.record.hash, body);
+  // Recorded after writes committed without it, a key found taken would mean the call ran twice.
+  if (!q) throw new Error(`task ${c.task.name} answered without keeping its answer in its transaction (idempotency.keepWithin) or claiming first`);
+  const found = await c.deps.idempotency.record(q, c.principal.id, keep.record.key, c.task.name, keep.record.hash, body);
   if (found.kind !== 'recorded') throw new Verdict(found);
 }
 

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import type { SqlFragment } from '../../core/sql.ts';
+import { sql, type SqlFragment } from '../../core/sql.ts';
 import { Database, type Queryable } from '../../core/ports/database.ts';
 import { forEachDatabase } from '../support/db.ts';
 import { startSalesWorld, HOUR, type SalesWorld } from './fixture.ts';
@@ -7,13 +7,18 @@ import { REFERENCE_AGENT } from './support/reference-formats.ts';
 import { loadPackages } from '../../plugins/sales/buys/store.ts';
 import { renderPackage } from '../../plugins/sales/buys/render.ts';
 
-// Commits of write calls (issue 26): create_media_buy without governance stores its answer for
-// replays in the buy's own transaction, its rows issued together; sync_creatives runs whole in one.
+// Commits of write calls (issue 26): create_media_buy without governance and update_media_buy record
+// their key and answer for replays in the buy's own transaction, claiming nothing first; sync_creatives
+// runs whole in one.
 
-/** Every statement of the seller's database: its transaction (numbered) or null when autocommitted. */
+/**
+ * Every statement of the seller's database: its transaction (numbered) or null when autocommitted; and per
+ * transaction, how many of its statements were unanswered when its function returned (sent with COMMIT).
+ */
 function record(w: SalesWorld) {
   const db = w.seller.deployment.get(Database);
   const seen: Array<{ tx: number | null; text: string }> = [];
+  const leftToCommit: number[] = [];
   let n = 0;
   const query = db.query.bind(db);
   const transaction = db.transaction.bind(db);
@@ -24,17 +29,22 @@ function record(w: SalesWorld) {
   }) as typeof db.query;
   db.transaction = (<T>(fn: (tx: Queryable) => Promise<T>) => {
     const id = ++n;
-    return transaction((tx) =>
-      fn({
+    let unanswered = 0;
+    return transaction(async (tx) => {
+      const result = await fn({
         query: <R>(s: SqlFragment) => {
           seen.push({ tx: id, text: text(s) });
-          return tx.query<R>(s);
+          unanswered++;
+          return tx.query<R>(s).finally(() => unanswered--);
         },
-      }),
-    );
+      });
+      leftToCommit.push(unanswered);
+      return result;
+    });
   }) as typeof db.transaction;
   return {
     seen,
+    leftToCommit,
     restore: () => {
       db.query = query;
       db.transaction = transaction;
@@ -64,7 +74,7 @@ async function recorded(w: SalesWorld, c: Client, task: string, args: Record<str
   const r = record(w);
   try {
     const answer = await c.call(task, args);
-    return { answer, writes: writesOf(r.seen) };
+    return { answer, writes: writesOf(r.seen), leftToCommit: r.leftToCommit };
   } finally {
     r.restore();
   }
@@ -83,7 +93,7 @@ forEachDatabase<SalesWorld>(
   (adapter, schema) => startSalesWorld(adapter, schema),
   (w) => w.close(),
   (get) => {
-    test('create_media_buy: the claim commits, then the buy, its package, booking, history and the stored answer in one transaction; a retry replays it', async () => {
+    test('create_media_buy: the buy, its package, booking, history and the key with the stored answer in one transaction, nothing before; a retry replays it', async () => {
       const w = get();
       const c = await w.client('rest');
       const account = await accountOf(c, 1);
@@ -95,18 +105,20 @@ forEachDatabase<SalesWorld>(
         end_time: new Date(start + 6 * HOUR).toISOString(),
         packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
       };
-      const { answer: created, writes } = await recorded(w, c, 'create_media_buy', args);
+      const { answer: created, writes, leftToCommit } = await recorded(w, c, 'create_media_buy', args);
       expect(created.ok).toBe(true);
+      // Nothing waited for but the booking's decision: every statement goes with COMMIT (one round trip).
+      expect(leftToCommit).toEqual([6]);
       expectCommits(
         writes,
-        ['INSERT INTO idempotency_keys'],
+        [],
         [
           'INSERT INTO adsim_lines',
           'INSERT INTO adsim_orders',
+          'INSERT INTO idempotency_keys',
           'INSERT INTO sales_buy_history',
           'INSERT INTO sales_media_buys',
           'INSERT INTO sales_packages',
-          'UPDATE idempotency_keys',
         ],
       );
       const replay = await c.call('create_media_buy', args);
@@ -137,7 +149,7 @@ forEachDatabase<SalesWorld>(
       const replay = await c.call('sync_creatives', args);
       expect(replay.body).toMatchObject({ replayed: true, creatives: [{ creative_id: 'commits_spot', action: 'created' }] });
     });
-    test('update_media_buy: the claim commits, then the buy and package writes with the stored answer in one transaction; the answer is the stored row', async () => {
+    test('update_media_buy: the buy and package writes with the key and the stored answer in one transaction, nothing before; the answer is the stored row', async () => {
       const w = get();
       const c = await w.client('rest');
       const account = await accountOf(c, 3);
@@ -164,12 +176,14 @@ forEachDatabase<SalesWorld>(
       ];
       for (const [i, change] of changes.entries()) {
         const args = { idempotency_key: `commits-update-${String(i).padStart(8, '0')}`, account, media_buy_id, packages: [{ package_id, ...change }] };
-        const { answer: updated, writes } = await recorded(w, c, 'update_media_buy', args);
+        const { answer: updated, writes, leftToCommit } = await recorded(w, c, 'update_media_buy', args);
         expect(updated.ok).toBe(true);
+        // The buy's row, its history and the answer kept go with COMMIT, the package's too unless it is read back (rounded).
+        expect(leftToCommit).toEqual([i === 2 || i === 3 ? 3 : 5]);
         expectCommits(
           writes,
-          ['INSERT INTO idempotency_keys'],
-          ['INSERT INTO adsim_lines', 'INSERT INTO sales_buy_history', 'UPDATE idempotency_keys', 'UPDATE sales_media_buys', 'UPDATE sales_packages'],
+          [],
+          ['INSERT INTO adsim_lines', 'INSERT INTO idempotency_keys', 'INSERT INTO sales_buy_history', 'UPDATE sales_media_buys', 'UPDATE sales_packages'],
         );
         // The answer's package is the stored one, rendered as any read renders it.
         const stored = (await loadPackages(db, [media_buy_id])).get(media_buy_id)!;
@@ -179,6 +193,90 @@ forEachDatabase<SalesWorld>(
         expect(replayed).toBe(true);
         expect(first).toEqual(updated.body);
       }
+    });
+    test('create_media_buy: concurrent duplicates make one buy and replay it; the key with another payload is IDEMPOTENCY_CONFLICT, nothing written', async () => {
+      const w = get();
+      const c = await w.client('rest');
+      const account = await accountOf(c, 4);
+      const start = w.clock.now().getTime() + HOUR;
+      const args = {
+        idempotency_key: 'commits-create-dupes-0004',
+        account,
+        start_time: new Date(start).toISOString(),
+        end_time: new Date(start + 6 * HOUR).toISOString(),
+        packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
+      };
+      const answers = await Promise.all(Array.from({ length: 8 }, () => c.call('create_media_buy', args)));
+      expect(answers.every((a) => a.ok)).toBe(true);
+      expect(new Set(answers.map((a) => a.body.media_buy_id)).size).toBe(1);
+      expect(answers.filter((a) => !a.body.replayed)).toHaveLength(1);
+      const db = w.seller.deployment.get(Database);
+      const buys = async () =>
+        (await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM sales_media_buys WHERE account_id = ${account.account_id}::text`))[0]!.n;
+      expect(await buys()).toBe(1);
+      const other = await c.call('create_media_buy', { ...args, packages: [{ ...args.packages[0], budget: 2000 }] });
+      expect(other.body.code).toBe('IDEMPOTENCY_CONFLICT');
+      expect(await buys()).toBe(1);
+    });
+
+    test('create_media_buy on a sandbox account: the key is claimed (committed) before the sandbox directive is taken', async () => {
+      const w = get();
+      const c = await w.client('rest');
+      const start = w.clock.now().getTime() + HOUR;
+      const args = {
+        idempotency_key: 'commits-create-sandbox-05',
+        account: { brand: { domain: 'commits5.example' }, operator: 'commits5.example', sandbox: true },
+        start_time: new Date(start).toISOString(),
+        end_time: new Date(start + 6 * HOUR).toISOString(),
+        packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
+      };
+      const synced = await c.call('sync_accounts', {
+        idempotency_key: 'commits-accounts-sandbox-05',
+        accounts: [{ ...args.account, billing: 'operator' }],
+      });
+      expect(synced.body.accounts[0].sandbox).toBe(true);
+      const { answer, writes } = await recorded(w, c, 'create_media_buy', args);
+      expect(answer.ok).toBe(true);
+      expectCommits(
+        writes,
+        ['INSERT INTO idempotency_keys', 'DELETE FROM sales_forced_arms'],
+        [
+          'INSERT INTO adsim_lines',
+          'INSERT INTO adsim_orders',
+          'INSERT INTO sales_buy_history',
+          'INSERT INTO sales_media_buys',
+          'INSERT INTO sales_packages',
+          'UPDATE idempotency_keys',
+        ],
+      );
+      expect((await c.call('create_media_buy', args)).body).toMatchObject({ replayed: true, media_buy_id: answer.body.media_buy_id });
+    });
+
+    test('update_media_buy: concurrent duplicates change the buy once and replay that answer', async () => {
+      const w = get();
+      const c = await w.client('rest');
+      const account = await accountOf(c, 6);
+      const start = w.clock.now().getTime() + HOUR;
+      const created = await c.call('create_media_buy', {
+        idempotency_key: 'commits-create-0000006',
+        account,
+        start_time: new Date(start).toISOString(),
+        end_time: new Date(start + 6 * HOUR).toISOString(),
+        packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
+      });
+      const { media_buy_id, revision } = created.body;
+      const args = {
+        idempotency_key: 'commits-update-dupes-006',
+        account,
+        media_buy_id,
+        packages: [{ package_id: created.body.packages[0].package_id, budget: 1500 }],
+      };
+      const answers = await Promise.all(Array.from({ length: 8 }, () => c.call('update_media_buy', args)));
+      expect(answers.every((a) => a.ok)).toBe(true);
+      expect(answers.filter((a) => !a.body.replayed)).toHaveLength(1);
+      expect(new Set(answers.map((a) => a.body.revision))).toEqual(new Set([revision + 1]));
+      const listed = await c.call('get_media_buys', { account, media_buy_ids: [media_buy_id] });
+      expect(listed.body.media_buys[0].revision).toBe(revision + 1);
     });
   },
 );

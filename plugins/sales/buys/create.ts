@@ -84,6 +84,9 @@ export function createMediaBuyTask(deps: SalesDeps) {
       'Buy packages of products (or a finalized proposal: proposal_id + total_budget) for an account and a flight (start_time asap or a timestamp, end_time). Answers the media buy (pending_creatives or pending_start, then active at the start time), or submitted when the seller reviews large orders first. push_notification_config receives lifecycle and impairment webhooks; reporting_webhook receives delivery reports.',
     protocol: 'media_buy',
     mutating: true,
+    // The buy's rows and its answer for replays commit together with the key, claimed first only for
+    // what that transaction would not undo (a governance check, a sandbox directive taken).
+    recordsKeyWithin: true,
     input: createMediaBuyInput,
     async handler({ input, principal, clock, ids, context, task, idempotency }) {
       const owner = principal.orgId;
@@ -134,6 +137,8 @@ export function createMediaBuyTask(deps: SalesDeps) {
         });
       }
       const sandbox = deps.options.sandbox || account.sandbox || (('sandbox' in input.account && input.account.sandbox) ?? false);
+      // A governance agent records the check: a duplicate must not make another.
+      if (input.plan_id) await idempotency.claim?.();
       // Last check before anything is written: a denial writes nothing here (the agent keeps its audit entry).
       const governance = await consultGovernance(deps, {
         owner,
@@ -199,6 +204,8 @@ export function createMediaBuyTask(deps: SalesDeps) {
         ]);
 
       // A sandbox directive (comply_test_controller force_create_media_buy_arm) sends this buy through the review.
+      // Taking it commits on its own: the key is claimed first.
+      if (account.sandbox) await idempotency.claim?.();
       const forced = account.sandbox ? await takeForcedArm(deps.db, owner, account.account_id) : undefined;
       if (forced || deps.adServer.requiresReview(order)) {
         // The seller reviews first: the buy is recorded (unlisted) with the task, confirmed or rejected later.
@@ -227,22 +234,17 @@ export function createMediaBuyTask(deps: SalesDeps) {
       const keep = governance ? undefined : idempotency.keepWithin;
       try {
         await deps.db.transaction(async (tx) => {
-          // The buy's rows go with the booking (one round trip); a refused booking rolls them back.
-          const [booked, written, kept] = await Promise.allSettled([
-            deps.adServer.book(tx, order),
-            write(tx, { ...buy, due_at: dueAt(buy, delayMs()) }),
-            ...(keep ? [keep(tx, result)] : []),
-          ]);
-          if (booked.status === 'rejected') throw booked.reason;
-          const booking = booked.value;
+          // The buy's rows (and the answer kept) go with the booking, and only its decision is waited for:
+          // COMMIT follows them (one round trip); a failed write fails the transaction, a refused booking rolls it back.
+          const booked = deps.adServer.book(tx, order);
+          for (const w of [write(tx, { ...buy, due_at: dueAt(buy, delayMs()) }), keep?.(tx, result)]) w?.catch(() => {});
+          const booking = await booked;
           if (booking.decision === 'rejected')
             throw new ProtocolError(booking.code ?? 'POLICY_VIOLATION', `The seller refused this media buy: ${booking.reason}`, { recovery: 'terminal' });
           if (booking.decision === 'pending_review')
             throw new ProtocolError('SERVICE_UNAVAILABLE', 'The ad server asked for a review the seller did not expect; retry later', {
               recovery: 'transient',
             });
-          if (written.status === 'rejected') throw written.reason;
-          if (kept?.status === 'rejected') throw kept.reason;
         });
       } catch (error) {
         if (governance) await reportGovernanceOutcome(deps, owner, governance, { outcome: 'failed' }, account.account_id);

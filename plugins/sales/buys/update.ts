@@ -68,6 +68,8 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       'Change a media buy (the actions in its valid_actions): pause or resume, cancel, budgets, dates, package changes, new packages, creative assignments, and replace push_notification_config or reporting_webhook (used from the next fire). Send `revision` for optimistic concurrency.',
     protocol: 'media_buy',
     mutating: true,
+    // Every write, and the answer for replays with the key, commit in the buy's transaction; nothing is claimed first.
+    recordsKeyWithin: true,
     input: updateMediaBuyInput,
     async handler({ input, principal, clock, idempotency }) {
       const owner = principal.orgId;
@@ -129,6 +131,11 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       }
       const notes = [...[...matches.values()].flatMap((m) => (m.note ? [m.note] : [])), ...planned.flatMap((p) => (p.note ? [p.note] : []))];
 
+      /** The answer, stored for replays as the transaction's last write (sent with its COMMIT, not waited for). */
+      const kept = (tx: Queryable, answer: Json) => {
+        idempotency.keepWithin?.(tx, answer).catch(() => {});
+        return answer;
+      };
       await account;
       return deps.db.transaction(async (tx) => {
         // Statements on one connection run in order: the packages' read, sent behind the lock
@@ -382,18 +389,8 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           if (notes.length) body.message = notes.join(' ');
           return body;
         };
-        // Nothing read back and no promotion: the answer is known before the last writes, so the response for
-        // replays travels with them (idempotency.keepWithin) instead of a commit of its own after this transaction.
-        const known =
-          !fresh && !promotable(next, packages)
-            ? render(
-                next,
-                packages.map((p) => written.get(p.package_id) ?? p),
-              )
-            : null;
-        const keep = known ? idempotency.keepWithin : undefined;
-        // The buy's row, its history entry (and the kept answer) travel together (one round trip).
-        await pipelined([
+        // The buy's row and its history entry travel together (one round trip).
+        const writes = [
           ...deferred,
           updateBuy(tx, b.media_buy_id, {
             status: next.status,
@@ -418,13 +415,24 @@ export function updateMediaBuyTask(deps: SalesDeps) {
             action: input.canceled ? 'canceled' : 'updated',
             summary: summary.join(', '),
           }),
-          keep ? keep(tx, known!) : Promise.resolve(),
-        ]);
-        if (known) return known;
+        ];
+        // Nothing read back and no promotion: the answer is known before the last writes, so they are not
+        // waited for (their failure is the transaction's) and the answer for replays goes with them, COMMIT right behind.
+        if (!fresh && !promotable(next, packages)) {
+          for (const w of writes) w.catch(() => {});
+          return kept(
+            tx,
+            render(
+              next,
+              packages.map((p) => written.get(p.package_id) ?? p),
+            ),
+          );
+        }
+        await pipelined(writes);
         const promoted = await promoteIfReady(tx, b.media_buy_id, actor, now, fresh ? undefined : { buy: next, packages });
         const after = promoted ?? next;
         const rows = fresh ? (await loadPackages(tx, [b.media_buy_id])).get(b.media_buy_id)! : packages.map((p) => written.get(p.package_id) ?? p);
-        return render(after, rows);
+        return kept(tx, render(after, rows));
       });
     },
   });

@@ -96,10 +96,18 @@ export function unavailable(error: unknown): DatabaseUnavailableError {
 
 /** Rejects with DatabaseUnavailableError when `promise` does not settle within `ms`; the late outcome is ignored. */
 export function timed<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DatabaseUnavailableError(`no answer from the database within ${ms} ms`)), ms);
+  // One promise and one timer per statement (no race, no finally: each a promise of its own).
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new DatabaseUnavailableError(`no answer from the database within ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  promise.catch(() => {});
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

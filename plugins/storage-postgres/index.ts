@@ -92,10 +92,13 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
   // Two creators racing can hit a catalog unique violation: the schema then exists, so retry once.
   const createSchema = () => pool.unsafe(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
   let schemaReady: Promise<unknown> | null = null;
+  // Once it exists, a statement goes out without waiting on anything (no promise, no timer per statement).
+  let schemaExists = !options.schema;
   const ensureSchema = async () => {
     schemaReady ??= options.schema ? createSchema().catch(createSchema) : Promise.resolve();
     try {
       await timed(schemaReady, patienceMs);
+      schemaExists = true;
     } catch (error) {
       schemaReady = null; // try again on the next call: the database may be back
       throw isUnavailable(error) ? unavailable(error) : error;
@@ -105,12 +108,17 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
   return {
     kind: 'postgres',
     local: false,
-    async query<T>(statement: SqlFragment) {
-      await ensureSchema();
-      return timed(base.query<T>(statement), patienceMs);
+    query<T>(statement: SqlFragment): Promise<T[]> {
+      if (!schemaExists) return ensureSchema().then(() => timed(base.query<T>(statement), patienceMs));
+      // Not an async function: returning the promise from one costs extra turns of the microtask queue.
+      try {
+        return timed(base.query<T>(statement), patienceMs);
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      await ensureSchema();
+      if (!schemaExists) await ensureSchema();
       // A watchdog rather than a deadline: a long transaction is fine as long as statements complete.
       // Progress only counts; one timer looks every quarter of the patience and gives up after four
       // looks in a row saw none (no progress for the patience, at most a quarter more).

@@ -14,7 +14,12 @@ export function openapiTypescript(input: string, output: string): { code: number
   const nested = join(ROOT, 'node_modules/openapi-typescript/node_modules');
   if (!existsSync(join(nested, 'typescript'))) {
     mkdirSync(nested, { recursive: true });
-    symlinkSync(join(ROOT, 'node_modules/typescript5'), join(nested, 'typescript'), 'dir');
+    try {
+      symlinkSync(join(ROOT, 'node_modules/typescript5'), join(nested, 'typescript'), 'dir');
+    } catch (error) {
+      // Another test process linked it meanwhile.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
   }
   const p = Bun.spawnSync(['node', join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'), input, '-o', output], {
     cwd: ROOT,

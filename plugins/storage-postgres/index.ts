@@ -49,7 +49,13 @@ function wrap(sql: Session, progress?: () => void, inFlight?: InFlight, lost?: {
       // A transaction's connection once lost takes nothing more: postgres.js would schedule the write
       // for a socket it has already dropped, and throw from a timer where nothing can catch it.
       if (lost?.lost) return Promise.reject(unavailable(new Error("the transaction's connection was lost")));
-      const { text, values } = statement.build();
+      let built: { text: string; values: unknown[] };
+      try {
+        built = statement.build();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      const { text, values } = built;
       // Prepared (postgres.js' default for its own templates, off for `unsafe`): a statement
       // with parameters is parsed and described once per connection; unprepared, each run first
       // waits for a Describe round trip and stops the connection's pipeline until it returns.
@@ -111,11 +117,7 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
     query<T>(statement: SqlFragment): Promise<T[]> {
       if (!schemaExists) return ensureSchema().then(() => timed(base.query<T>(statement), patienceMs));
       // Not an async function: returning the promise from one costs extra turns of the microtask queue.
-      try {
-        return timed(base.query<T>(statement), patienceMs);
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      return timed(base.query<T>(statement), patienceMs);
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       if (!schemaExists) await ensureSchema();

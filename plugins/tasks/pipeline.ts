@@ -417,18 +417,12 @@ function claimed(s: TaskState, claim: IdempotencyClaim): void {
 function recordWithin(s: TaskState, next: (s: TaskState) => Promise<TaskOutcome>, key: string, hash: string): Promise<TaskOutcome> {
   const c = s.c!;
   const { idempotency } = c.deps;
-  const record: { key: string; hash: string; atCommit?: Promise<boolean> } = { key, hash };
+  const record: KeyRecord = { key, hash };
   s.keep = { record };
   c.ctx.idempotency.keepWithin = (tx, result) => {
     const body = completedBody(c, result);
     s.keptWithin = { result, body };
-    if (!idempotency.recordAtCommit) return keepResponse(c, { record }, body, tx);
-    record.atCommit = idempotency.recordAtCommit(tx, c.principal.id, key, c.task.name, record.hash, body);
-    // A key found taken fails the transaction; claimOrReplay answers what it holds.
-    return record.atCommit.then(
-      () => {},
-      () => {},
-    );
+    return sendWithCommit(c, record, body, tx) ?? keepResponse(c, { record }, body, tx);
   };
   c.ctx.idempotency.claim = async () => {
     const begun = await idempotency.begin(c.principal.id, key, c.task.name, hash);
@@ -460,7 +454,24 @@ class Verdict {
 }
 
 /** How a mutating call keeps its response for replays: completing its claim, or recording the key in the call's transaction. */
-type Keep = { claim: IdempotencyClaim } | { record: { key: string; hash: string; atCommit?: Promise<boolean> } };
+type Keep = { claim: IdempotencyClaim } | { record: KeyRecord };
+/** A key recorded in the call's transaction; `atCommit` once sent with its COMMIT (false: the key was taken). */
+type KeyRecord = { key: string; hash: string; atCommit?: Promise<boolean> };
+
+/**
+ * Record the key as `tx`'s last write, sent with its COMMIT (one round trip less) when the port can:
+ * a key already taken fails the transaction, and claimOrReplay answers what it holds. Settles with
+ * the statement, never rejects; null when the port cannot (record it with keepResponse).
+ */
+function sendWithCommit(c: Call, record: KeyRecord, body: Json, tx: Queryable): Promise<void> | null {
+  const { idempotency } = c.deps;
+  if (!idempotency.recordAtCommit) return null;
+  record.atCommit = idempotency.recordAtCommit(tx, c.principal.id, record.key, c.task.name, record.hash, body);
+  return record.atCommit.then(
+    () => {},
+    () => {},
+  );
+}
 
 async function keepResponse(c: Call, keep: Keep | null, body: Json, q: Queryable | undefined): Promise<void> {
   if (!keep) return;
@@ -501,14 +512,7 @@ function answer(c: Call, result: Json | Deferral, keep: Keep | null, tx: Queryab
   if (isDeferral(result)) return recordDeferral(c, result, keep, tx);
   const body = completedBody(c, result);
   const outcome: TaskOutcome = { ok: true, status: 'completed', body, task: c.task };
-  // The key recorded with the COMMIT (one round trip less): a key already taken fails the transaction,
-  // and claimOrReplay answers what it holds.
-  const idempotency = c.deps.idempotency;
-  if (keep && 'record' in keep && tx && idempotency.recordAtCommit) {
-    keep.record.atCommit = idempotency.recordAtCommit(tx, c.principal.id, keep.record.key, c.task.name, keep.record.hash, body);
-    keep.record.atCommit.catch(() => {});
-    return Promise.resolve(outcome);
-  }
+  if (keep && 'record' in keep && tx && sendWithCommit(c, keep.record, body, tx)) return Promise.resolve(outcome);
   // A read keeps nothing: no await.
   return keep ? keepResponse(c, keep, body, tx ?? undefined).then(() => outcome) : Promise.resolve(outcome);
 }

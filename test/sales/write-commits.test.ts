@@ -69,6 +69,18 @@ async function accountOf(c: Client, n: number) {
   return { account_id: synced.body.accounts[0].account_id as string };
 }
 
+/** create_media_buy's arguments: one display package of 1000, a six-hour flight starting in an hour. */
+function buyArgs<A extends object>(w: SalesWorld, idempotency_key: string, account: A) {
+  const start = w.clock.now().getTime() + HOUR;
+  return {
+    idempotency_key,
+    account,
+    start_time: new Date(start).toISOString(),
+    end_time: new Date(start + 6 * HOUR).toISOString(),
+    packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
+  };
+}
+
 /** One call with the seller's statements recorded: its answer and its writes. */
 async function recorded(w: SalesWorld, c: Client, task: string, args: Record<string, unknown>) {
   const r = record(w);
@@ -97,14 +109,7 @@ forEachDatabase<SalesWorld>(
       const w = get();
       const c = await w.client('rest');
       const account = await accountOf(c, 1);
-      const start = w.clock.now().getTime() + HOUR;
-      const args = {
-        idempotency_key: 'commits-create-0000001',
-        account,
-        start_time: new Date(start).toISOString(),
-        end_time: new Date(start + 6 * HOUR).toISOString(),
-        packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
-      };
+      const args = buyArgs(w, 'commits-create-0000001', account);
       const { answer: created, writes, leftToCommit } = await recorded(w, c, 'create_media_buy', args);
       expect(created.ok).toBe(true);
       // Nothing waited for but the booking's decision: every statement goes with COMMIT (one round trip).
@@ -153,14 +158,7 @@ forEachDatabase<SalesWorld>(
       const w = get();
       const c = await w.client('rest');
       const account = await accountOf(c, 3);
-      const start = w.clock.now().getTime() + HOUR;
-      const created = await c.call('create_media_buy', {
-        idempotency_key: 'commits-create-0000003',
-        account,
-        start_time: new Date(start).toISOString(),
-        end_time: new Date(start + 6 * HOUR).toISOString(),
-        packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
-      });
+      const created = await c.call('create_media_buy', buyArgs(w, 'commits-create-0000003', account));
       expect(created.ok).toBe(true);
       const { media_buy_id } = created.body;
       const package_id = created.body.packages[0].package_id;
@@ -198,14 +196,7 @@ forEachDatabase<SalesWorld>(
       const w = get();
       const c = await w.client('rest');
       const account = await accountOf(c, 4);
-      const start = w.clock.now().getTime() + HOUR;
-      const args = {
-        idempotency_key: 'commits-create-dupes-0004',
-        account,
-        start_time: new Date(start).toISOString(),
-        end_time: new Date(start + 6 * HOUR).toISOString(),
-        packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
-      };
+      const args = buyArgs(w, 'commits-create-dupes-0004', account);
       const answers = await Promise.all(Array.from({ length: 8 }, () => c.call('create_media_buy', args)));
       expect(answers.every((a) => a.ok)).toBe(true);
       expect(new Set(answers.map((a) => a.body.media_buy_id)).size).toBe(1);
@@ -222,14 +213,7 @@ forEachDatabase<SalesWorld>(
     test('create_media_buy on a sandbox account: the key is claimed (committed) before the sandbox directive is taken', async () => {
       const w = get();
       const c = await w.client('rest');
-      const start = w.clock.now().getTime() + HOUR;
-      const args = {
-        idempotency_key: 'commits-create-sandbox-05',
-        account: { brand: { domain: 'commits5.example' }, operator: 'commits5.example', sandbox: true },
-        start_time: new Date(start).toISOString(),
-        end_time: new Date(start + 6 * HOUR).toISOString(),
-        packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
-      };
+      const args = buyArgs(w, 'commits-create-sandbox-05', { brand: { domain: 'commits5.example' }, operator: 'commits5.example', sandbox: true });
       const synced = await c.call('sync_accounts', {
         idempotency_key: 'commits-accounts-sandbox-05',
         accounts: [{ ...args.account, billing: 'operator' }],
@@ -256,14 +240,7 @@ forEachDatabase<SalesWorld>(
       const w = get();
       const c = await w.client('rest');
       const account = await accountOf(c, 6);
-      const start = w.clock.now().getTime() + HOUR;
-      const created = await c.call('create_media_buy', {
-        idempotency_key: 'commits-create-0000006',
-        account,
-        start_time: new Date(start).toISOString(),
-        end_time: new Date(start + 6 * HOUR).toISOString(),
-        packages: [{ product_id: 'display_ros_standard', pricing_option_id: 'display_ros_cpc', budget: 1000 }],
-      });
+      const created = await c.call('create_media_buy', buyArgs(w, 'commits-create-0000006', account));
       const { media_buy_id, revision } = created.body;
       const args = {
         idempotency_key: 'commits-update-dupes-006',

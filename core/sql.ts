@@ -32,6 +32,20 @@ export class SqlFragment {
   }
 }
 
+/**
+ * `statement` built and handed to `run` (a driver call): one that cannot be built rejects instead of
+ * throwing, so an adapter's `query` always answers with a promise.
+ */
+export function runBuilt<T>(statement: SqlFragment, run: (text: string, values: unknown[]) => Promise<T>): Promise<T> {
+  let built: { text: string; values: unknown[] };
+  try {
+    built = statement.build();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return run(built.text, built.values);
+}
+
 class RawSql {
   constructor(readonly text: string) {}
 }

@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { definePlugin } from '../../core/plugin.ts';
 import { InFlight } from '../../lib/in-flight.ts';
 import { Database, type DatabasePort, type Queryable, type Migration } from '../../core/ports/database.ts';
-import type { SqlFragment } from '../../core/sql.ts';
+import { runBuilt, type SqlFragment } from '../../core/sql.ts';
 import { runMigrations } from '../../core/migrations.ts';
 import type { Logger } from '../../core/log.ts';
 import { ConfigError } from '../../core/config-error.ts';
@@ -26,14 +26,7 @@ type PgliteSession = Pick<PGlite, 'query' | 'exec'>;
 function wrap(db: PgliteSession, inFlight?: InFlight): Queryable {
   return {
     query<T>(statement: SqlFragment): Promise<T[]> {
-      let built: { text: string; values: unknown[] };
-      try {
-        built = statement.build();
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      const { text, values } = built;
-      const run = db.query<T>(text, values).then((r) => r.rows);
+      const run = runBuilt(statement, (text, values) => db.query<T>(text, values).then((r) => r.rows));
       return inFlight ? inFlight.track(run) : run;
     },
   };

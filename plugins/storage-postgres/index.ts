@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { definePlugin } from '../../core/plugin.ts';
 import { ConfigError } from '../../core/config-error.ts';
 import { Database, type DatabasePort, type Queryable, type Migration } from '../../core/ports/database.ts';
-import type { SqlFragment } from '../../core/sql.ts';
+import { runBuilt, type SqlFragment } from '../../core/sql.ts';
 import { runMigrations } from '../../core/migrations.ts';
 import { InFlight } from '../../lib/in-flight.ts';
 import type { Logger } from '../../core/log.ts';
@@ -49,25 +49,20 @@ function wrap(sql: Session, progress?: () => void, inFlight?: InFlight, lost?: {
       // A transaction's connection once lost takes nothing more: postgres.js would schedule the write
       // for a socket it has already dropped, and throw from a timer where nothing can catch it.
       if (lost?.lost) return Promise.reject(unavailable(new Error("the transaction's connection was lost")));
-      let built: { text: string; values: unknown[] };
-      try {
-        built = statement.build();
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      const { text, values } = built;
       // Prepared (postgres.js' default for its own templates, off for `unsafe`): a statement
       // with parameters is parsed and described once per connection; unprepared, each run first
       // waits for a Describe round trip and stops the connection's pipeline until it returns.
-      const run = (sql.unsafe(text, values as any[], { prepare: true }) as unknown as Promise<T[]>).then(
-        (rows) => {
-          progress?.();
-          return rows;
-        },
-        (error: unknown) => {
-          if (lost && isConnectionLost(error)) lost.lost = true;
-          throw isUnavailable(error) ? unavailable(error) : error;
-        },
+      const run = runBuilt(statement, (text, values) =>
+        (sql.unsafe(text, values as any[], { prepare: true }) as unknown as Promise<T[]>).then(
+          (rows) => {
+            progress?.();
+            return rows;
+          },
+          (error: unknown) => {
+            if (lost && isConnectionLost(error)) lost.lost = true;
+            throw isUnavailable(error) ? unavailable(error) : error;
+          },
+        ),
       );
       return inFlight ? inFlight.track(run) : run;
     },

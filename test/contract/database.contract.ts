@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { sql } from '../../core/sql.ts';
+import { sql, type SqlFragment } from '../../core/sql.ts';
 import type { DatabasePort, Migration } from '../../core/ports/database.ts';
 
 export interface DatabaseSubject {
@@ -147,6 +147,32 @@ export function databaseContract(name: string, make: () => Promise<DatabaseSubje
           { version: 1, name: 'b', sql: 'SELECT 1' },
         ]),
       ).rejects.toThrow(/version 1 appears twice/);
+    });
+
+    test('a statement that cannot be built rejects on the pool and in a transaction (failing it), never throws', async () => {
+      const broken = {
+        build() {
+          throw new Error('cannot build');
+        },
+      } as unknown as SqlFragment;
+      let pool: Promise<unknown> | undefined;
+      expect(() => {
+        pool = db().query(broken);
+      }).not.toThrow();
+      await expect(pool!).rejects.toThrow('cannot build');
+      let thrown: unknown;
+      const inTx = db().transaction(async (tx) => {
+        let pending: Promise<unknown>;
+        try {
+          pending = tx.query(broken);
+        } catch (error) {
+          thrown = error;
+          throw error;
+        }
+        return pending;
+      });
+      await expect(inTx).rejects.toThrow('cannot build');
+      expect(thrown).toBeUndefined();
     });
 
     test('ping answers', async () => {

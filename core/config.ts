@@ -21,6 +21,8 @@ const configSchema = v.object({
     workers: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(256)),
     /** After a burst of requests, collect garbage once none has arrived for this long (hosts/idle-collect.ts); 0 = never. */
     idleCollectMs: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(3_600_000)),
+    /** After a burst, once none has arrived for this long, also drop compiled code (hosts/idle-collect.ts); 0 = never. */
+    idleShrinkMs: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(3_600_000)),
   }),
   protocol: v.object({ namespace }),
   /** `format`: `pretty` (pino-pretty, for people) or `json` (one object a line); default pretty when stdout is a terminal. */
@@ -79,6 +81,12 @@ export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: 'st
     type: 'int',
     description: 'Collect garbage once after a burst, when idle this long (default 2000; 0 never)',
   },
+  {
+    env: 'IDLE_SHRINK_MS',
+    path: 'server.idleShrinkMs',
+    type: 'int',
+    description: 'Also drop compiled code after a burst, when idle this long (default 30000; 0 never)',
+  },
   { env: 'PROTOCOL_NAMESPACE', path: 'protocol.namespace', type: 'string', description: 'Protocol namespace (default proto; adcp speaks AdCP)' },
   { env: 'LOG_LEVEL', path: 'log.level', type: 'string', description: 'pino level (default info)' },
   { env: 'LOG_FORMAT', path: 'log.format', type: 'string', description: 'pretty or json (default: pretty when stdout is a terminal, else json)' },
@@ -86,7 +94,7 @@ export const ENV_OVERRIDES: ReadonlyArray<{ env: string; path: string; type: 'st
 ];
 
 const DEFAULTS: Omit<AppConfig, 'name'> = {
-  server: { port: 3000, host: '0.0.0.0', maxBodyBytes: 1024 * 1024, workers: 0, idleCollectMs: 2000 },
+  server: { port: 3000, host: '0.0.0.0', maxBodyBytes: 1024 * 1024, workers: 0, idleCollectMs: 2000, idleShrinkMs: 30_000 },
   protocol: { namespace: 'proto' },
   log: { level: 'info' },
   secrets: {},

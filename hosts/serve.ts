@@ -5,7 +5,7 @@ import { Ids } from '../core/ports/ids.ts';
 import { DatabaseUnavailableError } from '../core/ports/database.ts';
 import { ProtocolError } from '../core/errors.ts';
 import { accessLogger } from './access-log.ts';
-import { idleCollector } from './idle-collect.ts';
+import { collectGarbage, idleCollector, shrink, type IdleStage } from './idle-collect.ts';
 
 /** `/api/brands/{domain}/rollback` -> `/api/brands/:domain/rollback` (Bun's route syntax). */
 function bunPath(path: string): string {
@@ -181,12 +181,18 @@ export interface ListenOptions {
   reusePort?: boolean;
 }
 
-/** Schedule the started deployment's idle collection (hosts/idle-collect.ts): the hook each request calls, or none (`IDLE_COLLECT_MS=0`). */
+/**
+ * Schedule the started deployment's idle collection and shrink (hosts/idle-collect.ts): the hook
+ * each request calls, or none when both are off (`IDLE_COLLECT_MS=0`, `IDLE_SHRINK_MS=0`).
+ */
 export function scheduleIdleCollection(deployment: Deployment): (() => void) | undefined {
-  const idleMs = deployment.config.server.idleCollectMs;
-  if (idleMs === 0) return undefined;
-  const collector = idleCollector(idleMs);
-  deployment.scheduler.add(collector.job);
+  const { idleCollectMs, idleShrinkMs } = deployment.config.server;
+  const stages: IdleStage[] = [];
+  if (idleCollectMs) stages.push({ name: 'host.idle-collect', idleMs: idleCollectMs, collect: collectGarbage });
+  if (idleShrinkMs) stages.push({ name: 'host.idle-shrink', idleMs: idleShrinkMs, collect: shrink });
+  if (stages.length === 0) return undefined;
+  const collector = idleCollector(stages);
+  for (const job of collector.jobs) deployment.scheduler.add(job);
   return collector.touch;
 }
 

@@ -72,7 +72,14 @@ if (process.env.BENCH_TARGET === 'baseline') {
         mcpHost(),
       ],
     }),
-    { env: { LOG_LEVEL: 'silent', PUBLIC_URL: 'http://127.0.0.1:1' } },
+    {
+      env: {
+        LOG_LEVEL: 'silent',
+        PUBLIC_URL: 'http://127.0.0.1:1',
+        // The table bench times the idle collection and shrink around its rounds (table.bench.ts).
+        ...Object.fromEntries(['IDLE_COLLECT_MS', 'IDLE_SHRINK_MS'].flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : []))),
+      },
+    },
   );
 
   // Recording: the statements that change rows, and those that lock for a write (FOR UPDATE/SHARE,

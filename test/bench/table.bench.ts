@@ -9,7 +9,8 @@
  *   PGlite (embedded: one process owns it) by the server process itself, behind its control port.
  * Baseline and agent alternate in ROUNDS rounds of SECONDS each; a round's ratio compares two
  * neighbouring measurements and the median is printed; p50/p95 are over all the agent's rounds,
- * RSS is the server's at the end of the whole load and once idle (SETTLE_MS later). `--json` prints the rows as JSON instead.
+ * RSS is the server's at the end of the whole load, once idle (SETTLE_MS later: it collected its garbage) and
+ * once idle longer (SHRINK_SETTLE_MS after that: it also dropped its compiled code). `--json` prints the rows as JSON instead.
  * BENCH_TASKS=a,b measures only those tasks, BENCH_STORAGES=postgres|pglite one storage, BENCH_BUN_ARGS
  * runtime flags of the agents' server (`--smol`).
  */
@@ -30,6 +31,9 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 // the load it has collected within two such intervals, and its allocator has returned the pages a few seconds later.
 const IDLE_MS = SECONDS * 1000 + 1000;
 const SETTLE_MS = 2 * IDLE_MS + 3000;
+// The shrink (IDLE_SHRINK_MS, 30 s by default) after a shorter idle, for the same reason; still longer than any pause of the load.
+const SHRINK_MS = 2 * IDLE_MS;
+const SHRINK_SETTLE_MS = 2 * SHRINK_MS + 3000 - SETTLE_MS;
 const JSON_OUT = process.argv.includes('--json');
 const ONLY = process.env.BENCH_TASKS?.split(',');
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${BENCH_TOKEN}` };
@@ -272,9 +276,13 @@ const quantile = (xs: number[], p: number) => {
   return Math.round(s[Math.min(s.length - 1, Math.floor(p * s.length))]! * 100) / 100;
 };
 
-async function runStorage(storage: 'postgres' | 'pglite', build = 'current', dir = import.meta.dir): Promise<{ rows: Row[]; rss: number; settled: number }> {
+async function runStorage(
+  storage: 'postgres' | 'pglite',
+  build = 'current',
+  dir = import.meta.dir,
+): Promise<{ rows: Row[]; rss: number; settled: number; shrunk: number }> {
   const schema = `bench_table_${process.pid}`;
-  const server = await start({ BENCH_STORAGE: storage, BENCH_SCHEMA: schema, IDLE_COLLECT_MS: String(IDLE_MS) }, dir);
+  const server = await start({ BENCH_STORAGE: storage, BENCH_SCHEMA: schema, IDLE_COLLECT_MS: String(IDLE_MS), IDLE_SHRINK_MS: String(SHRINK_MS) }, dir);
   const mcp = `${server.url}/mcp`;
   const call = async (name: string, args: unknown) => checked(name, await post(mcp, rpc(name, args)));
   const structured = (text: string) => JSON.parse(/"structuredContent":(\{.*\})\},"jsonrpc"/.exec(text)?.[1] ?? '{}');
@@ -397,13 +405,15 @@ async function runStorage(storage: 'postgres' | 'pglite', build = 'current', dir
   const rss = rssMb(server.proc.pid);
   await Bun.sleep(SETTLE_MS);
   const settled = rssMb(server.proc.pid);
+  await Bun.sleep(SHRINK_SETTLE_MS);
+  const shrunk = rssMb(server.proc.pid);
   await Promise.all([server.stop(), baseline.stop(), sql?.end()]);
   if (storage === 'postgres') {
     const admin = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
     await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();
   }
-  return { rows, rss, settled };
+  return { rows, rss, settled, shrunk };
 }
 
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -411,11 +421,11 @@ const storages = (process.env.BENCH_STORAGES?.split(',') ?? (process.env.DATABAS
 // BENCH_BEFORE=<another checkout>: its agents' server (test/bench/agents-server.ts there) is measured too, after this one, for before/after figures of one run.
 const builds: Array<[string, string]> = [['current', import.meta.dir]];
 if (process.env.BENCH_BEFORE) builds.push(['before', join(process.env.BENCH_BEFORE, 'test/bench')]);
-const results: Array<{ storage: string; build: string; rss_mb: number; rss_settled_mb: number; rows: Row[] }> = [];
+const results: Array<{ storage: string; build: string; rss_mb: number; rss_settled_mb: number; rss_shrunk_mb: number; rows: Row[] }> = [];
 for (const storage of storages) {
   for (const [build, dir] of builds) {
-    const { rows, rss, settled } = await runStorage(storage, build, dir);
-    results.push({ storage: builds.length > 1 ? `${storage}[${build}]` : storage, build, rss_mb: rss, rss_settled_mb: settled, rows });
+    const { rows, rss, settled, shrunk } = await runStorage(storage, build, dir);
+    results.push({ storage: builds.length > 1 ? `${storage}[${build}]` : storage, build, rss_mb: rss, rss_settled_mb: settled, rss_shrunk_mb: shrunk, rows });
   }
 }
 const loadAfter = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -429,12 +439,14 @@ else {
   console.log(
     `${'storage'.padEnd(W)}${'task'.padEnd(30)}${'kind'.padEnd(6)}${'req/s'.padStart(7)}${'p50 ms'.padStart(8)}${'p95 ms'.padStart(8)}${'base/s'.padStart(8)}${'ratio'.padStart(8)}${'cpu us'.padStart(8)}  baseline (round ratios)`,
   );
-  for (const { storage, rows, rss_mb, rss_settled_mb } of results) {
+  for (const { storage, rows, rss_mb, rss_settled_mb, rss_shrunk_mb } of results) {
     for (const r of rows)
       console.log(
         `${storage.padEnd(W)}${r.task.padEnd(30)}${r.kind.padEnd(6)}${String(r.rps).padStart(7)}${r.p50_ms.toFixed(1).padStart(8)}${r.p95_ms.toFixed(1).padStart(8)}${String(r.baseline_rps).padStart(8)}${`${r.ratio.toFixed(2)}x`.padStart(8)}${String(r.cpu_us_per_call).padStart(8)}  ${r.baseline} (${r.round_ratios.join(', ')})`,
       );
-    console.log(`${storage.padEnd(W)}RSS of the agents' server: ${rss_mb} MB at the end of the load, ${rss_settled_mb} MB ${SETTLE_MS / 1000} s later`);
+    console.log(
+      `${storage.padEnd(W)}RSS of the agents' server: ${rss_mb} MB at the end of the load, ${rss_settled_mb} MB ${SETTLE_MS / 1000} s later (garbage collected), ${rss_shrunk_mb} MB ${(SETTLE_MS + SHRINK_SETTLE_MS) / 1000} s later (compiled code dropped)`,
+    );
   }
 }
 process.exit(0);

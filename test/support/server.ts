@@ -28,7 +28,12 @@ export async function startServer(
   const storage: PluginInstance<any> = await storagePlugin(adapter, schema);
   const preset = definePreset({ name: `test-${schema}`, plugins: [storage, ...plugins] });
   const deployment = await assemble(preset, {
-    env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', IDLE_COLLECT_MS: process.env.IDLE_COLLECT_MS ?? '0', ...options.env },
+    env: {
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+      IDLE_COLLECT_MS: process.env.IDLE_COLLECT_MS ?? '0',
+      IDLE_SHRINK_MS: process.env.IDLE_SHRINK_MS ?? '0',
+      ...options.env,
+    },
     overrides: options.overrides,
     timers: options.timers,
   });

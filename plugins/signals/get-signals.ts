@@ -7,7 +7,8 @@ import type { SignalsCatalog } from './memory-catalog.ts';
 import type { ActivationReads } from './activation-reads.ts';
 import { decodeCursor, encodeCursor, fingerprintOf } from './cursor.ts';
 import { getSignalsInput, type Destination, type GetSignalsInput } from './inputs.ts';
-import { agentAccess, renderSignal, type RenderOptions } from './render.ts';
+import { agentAccess, SignalRenderer, type RenderOptions } from './render.ts';
+import { declareMembers, JsonPiece, type JsonPart } from '../../lib/prebuilt-json.ts';
 
 /** AdCP's default page size; no page is larger than 100. */
 const DEFAULT_PAGE = 50;
@@ -90,6 +91,7 @@ export interface ForcedArms {
 }
 
 export function getSignalsTask(catalog: SignalsCatalog, reads: ActivationReads, options: RenderOptions, forced?: ForcedArms) {
+  const renderer = new SignalRenderer(options);
   return defineTask({
     name: 'get_signals',
     description:
@@ -128,22 +130,32 @@ export function getSignalsTask(catalog: SignalsCatalog, reads: ActivationReads, 
           reloaded = true;
           continue;
         }
-        return answer(input, plan, page, read.activations, options);
+        return answer(input, plan, page, read.activations, renderer);
       }
     },
     resume: expireForcedRead,
   });
 }
 
-/** The get_signals answer of a page: its signals rendered for the targets with the caller's activations, and the next page's cursor. */
-function answer(input: GetSignalsInput, plan: Plan, page: SearchPage, activations: ActivationRow[], options: RenderOptions): Json {
+const [OPEN_LIST, COMMA, CLOSE_LIST] = ['[', ',', ']'].map(JsonPiece.text) as [JsonPiece, JsonPiece, JsonPiece];
+
+/** The get_signals answer of a page: its signals rendered for the targets with the caller's activations, and the next page's cursor; with its JSON. */
+function answer(input: GetSignalsInput, plan: Plan, page: SearchPage, activations: ActivationRow[], renderer: SignalRenderer): Json {
   const signals: Json[] = [];
-  for (const row of page.rows) signals.push(renderSignal(row, plan.targets, activations, options));
+  const json: JsonPart[] = [OPEN_LIST];
+  for (const row of page.rows) {
+    if (signals.length) json.push(COMMA);
+    signals.push(renderer.render(row, plan.targets, activations, json));
+  }
+  json.push(CLOSE_LIST);
   const last = page.keys[page.keys.length - 1];
-  return {
-    signals,
-    // Activation state is the caller's: such an answer (or one for an account) is not shareable.
-    cache_scope: input.account || activations.length ? 'account' : 'public',
-    pagination: page.hasMore && last ? { has_more: true, cursor: encodeCursor(last, plan.fingerprint) } : { has_more: false },
-  };
+  return declareMembers(
+    {
+      signals,
+      // Activation state is the caller's: such an answer (or one for an account) is not shareable.
+      cache_scope: input.account || activations.length ? 'account' : 'public',
+      pagination: page.hasMore && last ? { has_more: true, cursor: encodeCursor(last, plan.fingerprint) } : { has_more: false },
+    },
+    { signals: json },
+  );
 }

@@ -26,6 +26,8 @@ export interface Catalog {
   orders: Map<string, Int32Array>;
   /** Entries held in `orders`, over all specs. */
   ordered: number;
+  /** Rows answers named, rebuilt once per copy (shared: read-only) and bounded (rowAt). */
+  rows: Map<number, SignalRow>;
 }
 
 /** The text fields of a signal: no other signal shares them. */
@@ -59,7 +61,22 @@ export async function loadCatalog(db: Queryable): Promise<Catalog> {
     destinations: new Map(destinations.map((d) => [d.key, d])),
     orders: new Map(),
     ordered: 0,
+    rows: new Map(),
   };
+}
+
+/** Most rows a copy keeps rebuilt; past it the oldest rebuilt goes first (the copy stays compact, lib/compact-rows.ts). */
+const MAX_ROWS = 4096;
+
+/** The row at `position` of a copy, rebuilt once (shared by the answers naming it: read-only). */
+function rowAt(c: Catalog, position: number): SignalRow {
+  let row = c.rows.get(position);
+  if (row === undefined) {
+    if (c.rows.size >= MAX_ROWS) c.rows.delete(c.rows.keys().next().value!);
+    row = c.signals.row(position);
+    c.rows.set(position, row);
+  }
+  return row;
 }
 
 /** Bounds of the ranking orders a copy keeps (as the text index bounds its rankings); past either it starts afresh. */
@@ -96,13 +113,25 @@ interface Candidate {
   anchor: number;
   rank: number;
   coverage: number;
+}
+
+interface SortKey {
+  anchor: number;
+  rank: number;
+  coverage: number;
   id: string;
 }
 
-type SortKey = Pick<Candidate, 'anchor' | 'rank' | 'coverage' | 'id'>;
+/**
+ * Looked-up signals first, then text score, coverage, id: a total order (ids are unique), which
+ * keyset cursors resume. Candidates of one copy break ties by position, which is id order (the copy
+ * is sorted by id): no id is decoded to rank them.
+ */
+const compare = (a: Candidate, b: Candidate) => b.anchor - a.anchor || b.rank - a.rank || b.coverage - a.coverage || a.position - b.position;
 
-/** Looked-up signals first, then text score, coverage, id: a total order (ids are unique), which keyset cursors resume. */
-const compare = (a: SortKey, b: SortKey) => b.anchor - a.anchor || b.rank - a.rank || b.coverage - a.coverage || byId(a.id, b.id);
+/** A candidate against a cursor's key (its signal may be in no copy); the id is read on a tie only. */
+const compareAfter = (c: Catalog, a: Candidate, b: SortKey) =>
+  b.anchor - a.anchor || b.rank - a.rank || b.coverage - a.coverage || byId(c.signals.text(a.position, 'id'), b.id);
 
 const keyOf = (c: SignalsCursor): SortKey => ({ anchor: c.anchor, rank: c.rank, coverage: Number(c.coverage), id: c.id });
 
@@ -131,7 +160,7 @@ export class SignalsCatalog {
   /** A signal visible to the organization (its own or everyone's), from a copy. */
   signal(c: Catalog, id: string, orgId: string): SignalRow | null {
     const i = c.signals.find('id', id);
-    const row = i === undefined ? null : c.signals.row(i);
+    const row = i === undefined ? null : rowAt(c, i);
     return row && (row.owner_org === null || row.owner_org === orgId.toLowerCase()) ? row : null;
   }
 
@@ -180,8 +209,8 @@ export class SignalsCatalog {
       const where = valueAt(country, i);
       if (countries && where.length && !where.some((x) => countries.has(x))) return;
       if (platforms && !valueAt(platform, i).some((p) => platforms.has(p.platform))) return;
-      const candidate = { position: i, anchor: anchored.has(i) ? 1 : 0, rank: ranking?.scoreOf(i) ?? 0, coverage: c.coverage[i]!, id: c.signals.text(i, 'id') };
-      if (after && compare(candidate, after) <= 0) return;
+      const candidate = { position: i, anchor: anchored.has(i) ? 1 : 0, rank: ranking?.scoreOf(i) ?? 0, coverage: c.coverage[i]! };
+      if (after && compareAfter(c, candidate, after) <= 0) return;
       matches++;
       keepBest(best, candidate, keep, compare);
     };
@@ -192,7 +221,7 @@ export class SignalsCatalog {
         if (!anchored.has(i)) consider(i);
       }
     }
-    const rows = best.slice(0, f.limit).map((p) => c.signals.row(p.position));
+    const rows = best.slice(0, f.limit).map((p) => rowAt(c, p.position));
     return {
       rows,
       keys: best.slice(0, f.limit).map(({ anchor, rank }, k) => ({ anchor, rank, coverage: String(rows[k]!.coverage_percentage), id: rows[k]!.id })),

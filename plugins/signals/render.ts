@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Json } from '../../core/task.ts';
+import { JsonPiece, type JsonPart } from '../../lib/prebuilt-json.ts';
 import { agentKey, agentUrlKey, platformKey, type ActivationRow, type DestinationRow, type SignalRow } from './catalog.ts';
 import type { Destination } from './inputs.ts';
 
@@ -102,21 +103,56 @@ function partsOf(signal: SignalRow, agentUrl: string): { head: Json; tail: Json 
   return { head, tail };
 }
 
-/** One signal of an answer. */
-export function renderSignal(signal: SignalRow, targets: Destination[] | undefined, activations: ActivationRow[], options: RenderOptions): Json {
-  const { head, tail } = partsOf(signal, options.agentUrl);
-  const byKey = activations.length ? new Map(activations.filter((a) => a.signal_id === signal.id).map((a) => [a.destination_key, a])) : null;
-  const deployments: Json[] = [];
-  if (targets?.length) {
-    for (const d of targets) {
-      const minutes = minutesFor(signal, d, options);
-      if (minutes !== null) deployments.push(deployment(d, minutes, byKey?.get(destKey(d))));
+/** A signal's members around `deployments`, and their JSON: `{` + head + `,"deployments":`, then tail + `}`. */
+interface Parts {
+  head: Json;
+  tail: Json;
+  open: JsonPiece;
+  close: JsonPiece;
+}
+
+/**
+ * Renders the signals of get_signals answers with their JSON (lib/prebuilt-json.ts). What depends
+ * on the signal alone is built and serialized once per row: rows are a catalog copy's, shared and
+ * read-only (memory-catalog.ts rowAt), so a reloaded copy's rows are rendered afresh.
+ */
+export class SignalRenderer {
+  private readonly parts = new WeakMap<SignalRow, Parts>();
+
+  constructor(private readonly options: RenderOptions) {}
+
+  private partsOf(signal: SignalRow): Parts {
+    let p = this.parts.get(signal);
+    if (!p) {
+      const { head, tail } = partsOf(signal, this.options.agentUrl);
+      p = {
+        head,
+        tail,
+        open: JsonPiece.text(`${JSON.stringify(head).slice(0, -1)},"deployments":`),
+        close: JsonPiece.text(`,${JSON.stringify(tail).slice(1)}`),
+      };
+      this.parts.set(signal, p);
     }
-  } else {
-    for (const p of signal.platforms) {
-      const d: Destination = { type: 'platform', platform: p.platform };
-      deployments.push(deployment(d, minutesFor(signal, d, options) ?? 0, byKey?.get(destKey(d))));
-    }
+    return p;
   }
-  return { ...head, deployments, ...tail };
+
+  /** One signal of an answer; its JSON appended to `json`. */
+  render(signal: SignalRow, targets: Destination[] | undefined, activations: ActivationRow[], json: JsonPart[]): Json {
+    const { head, tail, open, close } = this.partsOf(signal);
+    const byKey = activations.length ? new Map(activations.filter((a) => a.signal_id === signal.id).map((a) => [a.destination_key, a])) : null;
+    const deployments: Json[] = [];
+    if (targets?.length) {
+      for (const d of targets) {
+        const minutes = minutesFor(signal, d, this.options);
+        if (minutes !== null) deployments.push(deployment(d, minutes, byKey?.get(destKey(d))));
+      }
+    } else {
+      for (const p of signal.platforms) {
+        const d: Destination = { type: 'platform', platform: p.platform };
+        deployments.push(deployment(d, minutesFor(signal, d, this.options) ?? 0, byKey?.get(destKey(d))));
+      }
+    }
+    json.push(open, JSON.stringify(deployments), close);
+    return { ...head, deployments, ...tail };
+  }
 }

@@ -12,13 +12,25 @@ export const MANIFEST_LIMITS = { bytes: 256 * 1024, assets: 100, text: 10_000, m
 
 export function isHttpUrl(value: string): boolean {
   if (value.length > MANIFEST_LIMITS.url) return false;
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && !!url.hostname && !url.username && !url.password;
-  } catch {
-    return false;
+  let ok = httpUrls.get(value);
+  if (ok === undefined) {
+    try {
+      const url = new URL(value);
+      ok = (url.protocol === 'https:' || url.protocol === 'http:') && !!url.hostname && !url.username && !url.password;
+    } catch {
+      ok = false;
+    }
+    if (httpUrls.size >= MAX_HTTP_URLS) httpUrls.clear(); // bounded; a miss only costs parsing again
+    httpUrls.set(value, ok);
   }
+  return ok;
 }
+/**
+ * URLs already judged: a creative's URLs come back in its previews, syncs and builds, and parsing
+ * one (a URL object and four getters) was most of checking a manifest. At most 2 KB each.
+ */
+const httpUrls = new Map<string, boolean>();
+const MAX_HTTP_URLS = 1024;
 
 const httpUrl = v.pipe(v.string('must be a string'), v.check(isHttpUrl, 'must be an absolute http(s) URL'));
 const size = v.pipe(

@@ -35,6 +35,13 @@ const encoder = new TextEncoder();
 /** Inflated size a sealed link can never exceed (its URL is at most MAX_LINK_URL). */
 const MAX_PLAIN = 64 * 1024;
 
+/** The associated data of an expiry (its base 36 text): a call's previews, and the calls of one second, share it. */
+let aad = { exp: '', bytes: Buffer.alloc(0) };
+function aadOf(exp: string): Buffer {
+  if (aad.exp !== exp) aad = { exp, bytes: Buffer.from(exp) };
+  return aad.bytes;
+}
+
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
 
 /**
@@ -102,7 +109,7 @@ export class PreviewLinks {
     }
     const iv = crypto.getRandomValues(new Uint8Array(12));
     const cipher = createCipheriv('aes-256-gcm', key, iv);
-    cipher.setAAD(Buffer.from(exp));
+    cipher.setAAD(aadOf(exp));
     const sealed = cipher.update(plain);
     cipher.final();
     const size = 12 + sealed.length + 16;

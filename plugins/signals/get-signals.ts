@@ -7,7 +7,7 @@ import type { SignalsCatalog } from './memory-catalog.ts';
 import type { ActivationReads } from './activation-reads.ts';
 import { decodeCursor, encodeCursor, fingerprintOf } from './cursor.ts';
 import { getSignalsInput, type Destination, type GetSignalsInput } from './inputs.ts';
-import { agentAccess, SignalRenderer, type RenderOptions } from './render.ts';
+import { agentAccess, SignalRenderer, targetsKey, type RenderOptions } from './render.ts';
 import { declareMembers, JsonPiece, type JsonPart } from '../../lib/prebuilt-json.ts';
 
 /** AdCP's default page size; no page is larger than 100. */
@@ -143,9 +143,10 @@ const [OPEN_LIST, COMMA, CLOSE_LIST] = ['[', ',', ']'].map(JsonPiece.text) as [J
 function answer(input: GetSignalsInput, plan: Plan, page: SearchPage, activations: ActivationRow[], renderer: SignalRenderer): Json {
   const signals: Json[] = [];
   const json: JsonPart[] = [OPEN_LIST];
+  const key = targetsKey(plan.targets);
   for (const row of page.rows) {
     if (signals.length) json.push(COMMA);
-    signals.push(renderer.render(row, plan.targets, activations, json));
+    signals.push(renderer.render(row, plan.targets, key, activations, json));
   }
   json.push(CLOSE_LIST);
   const last = page.keys[page.keys.length - 1];

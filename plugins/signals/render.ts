@@ -109,12 +109,22 @@ interface Parts {
   tail: Json;
   open: JsonPiece;
   close: JsonPiece;
+  /** The signal rendered whole for a caller without activations of it, per targets (their JSON, targetsKey). */
+  whole: Map<string, { value: Json; piece: JsonPiece }>;
 }
+
+/** Most target lists a row keeps rendered whole; past it they start afresh. */
+const MAX_WHOLE = 16;
+
+/** What names a call's targets for SignalRenderer.render (their JSON; a differently spelled equal list only misses). */
+export const targetsKey = (targets: Destination[] | undefined): string => (targets?.length ? JSON.stringify(targets) : '');
 
 /**
  * Renders the signals of get_signals answers with their JSON (lib/prebuilt-json.ts). What depends
- * on the signal alone is built and serialized once per row: rows are a catalog copy's, shared and
- * read-only (memory-catalog.ts rowAt), so a reloaded copy's rows are rendered afresh.
+ * on the signal alone is built and serialized once per row, and so is the whole signal for each list
+ * of targets a caller without activations of it asks for: rows are a catalog copy's, shared and
+ * read-only (memory-catalog.ts rowAt), so a reloaded copy's rows are rendered afresh. Rendered
+ * signals are shared by the answers naming them: read-only.
  */
 export class SignalRenderer {
   private readonly parts = new WeakMap<SignalRow, Parts>();
@@ -130,16 +140,35 @@ export class SignalRenderer {
         tail,
         open: JsonPiece.text(`${JSON.stringify(head).slice(0, -1)},"deployments":`),
         close: JsonPiece.text(`,${JSON.stringify(tail).slice(1)}`),
+        whole: new Map(),
       };
       this.parts.set(signal, p);
     }
     return p;
   }
 
-  /** One signal of an answer; its JSON appended to `json`. */
-  render(signal: SignalRow, targets: Destination[] | undefined, activations: ActivationRow[], json: JsonPart[]): Json {
-    const { head, tail, open, close } = this.partsOf(signal);
-    const byKey = activations.length ? new Map(activations.filter((a) => a.signal_id === signal.id).map((a) => [a.destination_key, a])) : null;
+  /** One signal of an answer for `targets` (named by `key`, targetsKey); its JSON appended to `json`. */
+  render(signal: SignalRow, targets: Destination[] | undefined, key: string, activations: ActivationRow[], json: JsonPart[]): Json {
+    const parts = this.partsOf(signal);
+    const mine = activations.length ? activations.filter((a) => a.signal_id === signal.id) : activations;
+    if (!mine.length) {
+      let whole = parts.whole.get(key);
+      if (!whole) {
+        const deployments = this.deployments(signal, targets, null);
+        const value = { ...parts.head, deployments, ...parts.tail };
+        whole = { value, piece: JsonPiece.text(JSON.stringify(value)) };
+        if (parts.whole.size >= MAX_WHOLE) parts.whole.clear();
+        parts.whole.set(key, whole);
+      }
+      json.push(whole.piece);
+      return whole.value;
+    }
+    const deployments = this.deployments(signal, targets, new Map(mine.map((a) => [a.destination_key, a])));
+    json.push(parts.open, JSON.stringify(deployments), parts.close);
+    return { ...parts.head, deployments, ...parts.tail };
+  }
+
+  private deployments(signal: SignalRow, targets: Destination[] | undefined, byKey: Map<string, ActivationRow> | null): Json[] {
     const deployments: Json[] = [];
     if (targets?.length) {
       for (const d of targets) {
@@ -152,7 +181,6 @@ export class SignalRenderer {
         deployments.push(deployment(d, minutesFor(signal, d, this.options) ?? 0, byKey?.get(destKey(d))));
       }
     }
-    json.push(open, JSON.stringify(deployments), close);
-    return { ...head, deployments, ...tail };
+    return deployments;
   }
 }

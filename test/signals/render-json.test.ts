@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test';
 import { declareMembers, prebuiltJson, type JsonPart } from '../../lib/prebuilt-json.ts';
-import { SignalRenderer } from '../../plugins/signals/render.ts';
+import { SignalRenderer, targetsKey } from '../../plugins/signals/render.ts';
 import type { ActivationRow, SignalRow } from '../../plugins/signals/catalog.ts';
 import type { Destination } from '../../plugins/signals/inputs.ts';
 
@@ -84,18 +84,22 @@ const targetSets: Array<Destination[] | undefined> = [
   ],
 ];
 
-test('a get_signals answer declares the JSON of its object, rendered afresh or from pieces already built', () => {
-  const renderer = new SignalRenderer({ agentUrl: 'https://signals.example', agentActivationMinutes: 60 });
+test('a get_signals answer declares the JSON of its object, and is the same rendered afresh or from pieces built for other calls', () => {
+  const options = { agentUrl: 'https://signals.example', agentActivationMinutes: 60 };
+  const renderer = new SignalRenderer(options);
   for (let pass = 0; pass < 2; pass++) {
     for (const targets of targetSets) {
       for (const acts of [[], activations]) {
         const json: JsonPart[] = ['['];
         const signals = rows.map((row, i) => {
           if (i) json.push(',');
-          return renderer.render(row, targets, acts, json);
+          return renderer.render(row, targets, targetsKey(targets), acts, json);
         });
         json.push(']');
         const body = declareMembers({ signals, cache_scope: 'public', pagination: { has_more: false } }, { signals: json });
+        // What a renderer that has built nothing yet answers: pieces kept for other targets or activations are not reused here.
+        const fresh = rows.map((row) => new SignalRenderer(options).render(row, targets, targetsKey(targets), acts, []));
+        expect(signals).toEqual(fresh);
         expect(prebuiltJson(body)!.json).toBe(JSON.stringify(body));
         expect(`"${prebuiltJson(body)!.quoted}"`).toBe(JSON.stringify(JSON.stringify(body)));
       }

@@ -255,6 +255,32 @@ export async function updateBuy(tx: Queryable, mediaBuyId: string, fields: Parti
   if (sets.length) await tx.query(sql`UPDATE sales_media_buys SET ${sql.join(sets)} WHERE media_buy_id = ${mediaBuyId}::text`);
 }
 
+/** What update_media_buy writes of a buy: one statement of fixed text (no fragment per column, as updateBuy builds). */
+export type BuyChanges = Pick<
+  BuyRow,
+  | 'status'
+  | 'revision'
+  | 'total_budget'
+  | 'start_time'
+  | 'end_time'
+  | 'ended_at'
+  | 'canceled_by'
+  | 'cancellation_reason'
+  | 'push_config'
+  | 'reporting_webhook'
+  | 'impairments_due_at'
+  | 'updated_at'
+  | 'due_at'
+>;
+
+export async function updateBuyChanges(tx: Queryable, mediaBuyId: string, c: BuyChanges): Promise<void> {
+  await tx.query(sql`UPDATE sales_media_buys SET status = ${c.status}::text, revision = ${c.revision}::int, total_budget = ${c.total_budget}::numeric,
+    start_time = ${c.start_time}::timestamptz, end_time = ${c.end_time}::timestamptz, ended_at = ${c.ended_at}::timestamptz,
+    canceled_by = ${c.canceled_by}::text, cancellation_reason = ${c.cancellation_reason}::text, push_config = ${c.push_config}::jsonb,
+    reporting_webhook = ${c.reporting_webhook}::jsonb, impairments_due_at = ${c.impairments_due_at}::timestamptz, updated_at = ${c.updated_at}::timestamptz,
+    due_at = ${c.due_at}::timestamptz WHERE media_buy_id = ${mediaBuyId}::text`);
+}
+
 export async function addHistory(
   tx: Queryable,
   e: { mediaBuyId: string; revision: number; at: Date; actor: string; action: string; summary?: string; packageId?: string },

@@ -14,7 +14,7 @@ import { fitsFormats } from '../../../lib/adcp/format-ids.ts';
 import { checkChannel } from './create.ts';
 import { needsCreatives, planPackages, writePackages } from './packages.ts';
 import { requireAction, requireTransition, VALID_ACTIONS } from './status.ts';
-import { addHistory, loadBuy, loadPackages, TERMINAL, toPackage, updateBuy, type BuyRow, type PackageRow } from './store.ts';
+import { addHistory, loadBuy, loadPackages, TERMINAL, toPackage, updateBuyChanges, type BuyRow, type PackageRow } from './store.ts';
 import { renderPackage } from './render.ts';
 import { requireAdServer } from '../upstream.ts';
 import { matchPackageLists, type ListMatch } from '../list-targeting.ts';
@@ -308,10 +308,13 @@ export function updateMediaBuyTask(deps: SalesDeps) {
           }
           Object.assign(pkg, changed);
           const match = matches.get(pkg.package_id);
+          // The row as stored is the row as changed here (no rounding, no jsonb reordering): nothing to read back.
+          const exact = u.targeting_overlay === undefined && storesExactly(pkg.budget, 2) && storesExactly(pkg.bid_price, 4);
           // The package's row and its ad server line are written together (one round trip).
           const write = Promise.all([
             tx.query(sql`UPDATE sales_packages SET budget = ${pkg.budget}::numeric, bid_price = ${pkg.bid_price}::numeric, paused = ${pkg.paused}::boolean,
-            canceled = ${pkg.canceled}::boolean, targeting_overlay = ${pkg.targeting_overlay ?? null}::jsonb WHERE package_id = ${pkg.package_id}::text RETURNING *`),
+            canceled = ${pkg.canceled}::boolean, targeting_overlay = ${pkg.targeting_overlay ?? null}::jsonb WHERE package_id = ${pkg.package_id}::text
+            ${exact ? sql.empty : sql`RETURNING *`}`),
             (changed.budget !== undefined || changed.bid_price !== undefined || match) &&
               deps.adServer.amend(tx, b.media_buy_id, {
                 lines: [
@@ -328,9 +331,8 @@ export function updateMediaBuyTask(deps: SalesDeps) {
                 ],
               }),
           ]);
-          if (u.targeting_overlay === undefined && storesExactly(pkg.budget, 2) && storesExactly(pkg.bid_price, 4)) {
-            // The row as stored is the row as changed here (no rounding, no jsonb reordering): not waited
-            // for, it travels with the buy's writes below (one round trip less while the buy is locked).
+          if (exact) {
+            // Not waited for: it travels with the buy's writes below (one round trip less while the buy is locked).
             write.catch(() => {});
             deferred.push(write);
             written.set(pkg.package_id, { ...pkg });
@@ -392,7 +394,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         // The buy's row and its history entry travel together (one round trip).
         const writes = [
           ...deferred,
-          updateBuy(tx, b.media_buy_id, {
+          updateBuyChanges(tx, b.media_buy_id, {
             status: next.status,
             revision: next.revision,
             total_budget: next.total_budget,

@@ -40,6 +40,74 @@ export function unit(...parts: Array<string | number>): number {
   return Number(BigInt(h) & 0xfffffffffffffn) / 2 ** 52;
 }
 
+/** The daily curve by hour of the day (UTC): a peak at 14:00 of 1.4x, a trough at 02:00 of 0.6x. */
+const DAILY = Array.from({ length: 24 }, (_, h) => 1 + 0.4 * Math.sin((2 * Math.PI * (h - 14)) / 24));
+
+/**
+ * A line's hourly draws (noise, restatement, CTR: `unit` of each hour), from its flight's first
+ * hour on. Every report of a line integrates its flight from the start, so without them a report
+ * hashed three values per hour served: ~15 µs per line for a new buy, ~575 µs at 30 days. Kept per
+ * process (they follow from the seed alone), for at most MAX_DRAWN_HOURS line-hours over all lines.
+ */
+interface Draws {
+  key: string;
+  seed: string;
+  buy: string;
+  pkg: string;
+  first: number;
+  /** Hours drawn so far from `first`; values[3 * i + k] is draw k of hour first + i. */
+  hours: number;
+  values: Float64Array;
+}
+const MAX_DRAWN_HOURS = 100_000;
+const drawn = new Map<string, Draws>();
+let drawnHours = 0;
+
+function drawsOf(line: ModelLine, o: ModelOptions): Draws {
+  const key = `${o.seed}\u0000${line.mediaBuyId}\u0000${line.packageId}`;
+  const first = Math.floor(line.flightStart.getTime() / HOUR);
+  let d = drawn.get(key);
+  // A flight moved earlier starts afresh: its earlier hours were never drawn.
+  if (d === undefined || first < d.first) {
+    if (d) drawnHours -= d.hours;
+    d = { key, seed: o.seed, buy: line.mediaBuyId, pkg: line.packageId, first, hours: 0, values: new Float64Array(3 * 24) };
+    drawn.set(key, d);
+  }
+  return d;
+}
+
+/** Forget every line's draws (tests: the figures must not depend on what was drawn before). */
+export function forgetDraws(): void {
+  drawn.clear();
+  drawnHours = 0;
+}
+
+/** Where hour `hour`'s draws are in `d.values` (an hour of the flight: intervals are clamped to it), drawing the hours up to it first. */
+function drawsAt(d: Draws, hour: number): number {
+  const i = hour - d.first;
+  if (i < d.hours) return 3 * i;
+  if (drawnHours + i + 1 - d.hours > MAX_DRAWN_HOURS) {
+    // Bounded: the others start afresh (a miss only costs drawing again).
+    drawn.clear();
+    drawn.set(d.key, d);
+    drawnHours = d.hours;
+  }
+  if (3 * (i + 1) > d.values.length) {
+    const grown = new Float64Array(Math.max(3 * (i + 1), 2 * d.values.length));
+    grown.set(d.values.subarray(0, 3 * d.hours));
+    d.values = grown;
+  }
+  for (let h = d.hours; h <= i; h++) {
+    const at = d.first + h;
+    d.values[3 * h] = unit(d.seed, 'noise', d.buy, d.pkg, at);
+    d.values[3 * h + 1] = unit(d.seed, 'adjust', d.buy, d.pkg, at);
+    d.values[3 * h + 2] = unit(d.seed, 'ctr', d.buy, d.pkg, at);
+  }
+  drawnHours += i + 1 - d.hours;
+  d.hours = i + 1;
+  return 3 * i;
+}
+
 /** Intervals [from, to) during which the line served, clamped to its flight. */
 export function activeIntervals(line: ModelLine): Array<[number, number]> {
   const out: Array<[number, number]> = [];
@@ -110,6 +178,7 @@ export function cumulative(line: ModelLine, times: number[], asOf: number, o: Mo
   let spend = 0;
   let capped = false;
   let cursor = intervals[0]?.[0] ?? Number.POSITIVE_INFINITY;
+  const draws = drawsOf(line, o);
   const advance = (to: number) => {
     for (const [a, b] of intervals) {
       let from = Math.max(a, cursor);
@@ -118,13 +187,12 @@ export function cumulative(line: ModelLine, times: number[], asOf: number, o: Mo
         const hour = Math.floor(from / HOUR);
         const next = Math.min(until, (hour + 1) * HOUR);
         const hours = (next - from) / HOUR;
-        const daily = 1 + 0.4 * Math.sin((2 * Math.PI * ((hour % 24) - 14)) / 24);
-        const noise = 0.8 + 0.4 * unit(o.seed, 'noise', line.mediaBuyId, line.packageId, hour);
-        const restated =
-          unit(o.seed, 'adjust', line.mediaBuyId, line.packageId, hour) < o.adjustmentProbability &&
-          asOf >= (hour + 1) * HOUR + o.adjustmentLagMinutes * 60_000;
+        const daily = DAILY[hour % 24]!;
+        const at = drawsAt(draws, hour);
+        const noise = 0.8 + 0.4 * draws.values[at]!;
+        const restated = draws.values[at + 1]! < o.adjustmentProbability && asOf >= (hour + 1) * HOUR + o.adjustmentLagMinutes * 60_000;
         const factor = restated ? o.adjustmentFactor : 1;
-        const ctr = line.ctr * (0.7 + 0.6 * unit(o.seed, 'ctr', line.mediaBuyId, line.packageId, hour));
+        const ctr = line.ctr * (0.7 + 0.6 * draws.values[at + 2]!);
         const di = base * daily * noise * factor * hours;
         const dc = di * ctr;
         const nextSpend = spendOf(line, imps + di, clicks + dc, active + hours, flightHours);
@@ -174,9 +242,10 @@ export function restatedHours(line: ModelLine, from: number, to: number, o: Mode
   if (o.adjustmentProbability <= 0) return [];
   const out: number[] = [];
   const intervals = activeIntervals(line);
+  const draws = drawsOf(line, o);
   for (let hour = Math.floor(from / HOUR); hour * HOUR < to; hour++) {
     const served = intervals.some(([a, b]) => a < (hour + 1) * HOUR && b > hour * HOUR);
-    if (served && unit(o.seed, 'adjust', line.mediaBuyId, line.packageId, hour) < o.adjustmentProbability) out.push(hour);
+    if (served && draws.values[drawsAt(draws, hour) + 1]! < o.adjustmentProbability) out.push(hour);
   }
   return out;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { between, cumulative, availableAt, type ModelLine, type ModelOptions } from '../../plugins/ad-server-simulated/model.ts';
+import { between, cumulative, availableAt, forgetDraws, restatedHours, type ModelLine, type ModelOptions } from '../../plugins/ad-server-simulated/model.ts';
 
 const HOUR = 3_600_000;
 const START = Date.UTC(2026, 2, 2);
@@ -83,5 +83,46 @@ describe('simulated ad server delivery model', () => {
     expect(Math.abs(after.impressions - before.impressions / 2)).toBeLessThanOrEqual(1);
     expect(availableAt('mb_1', START + HOUR, { ...options, lateProbability: 1, lateMinutes: 90 })).toBe(START + HOUR + 150 * 60_000);
     expect(availableAt('mb_1', START + HOUR, options)).toBe(START + HOUR + 60 * 60_000);
+  });
+
+  test('the same figures as the model has always given (a 30-day flight, restatements on)', () => {
+    forgetDraws();
+    const o = { ...options, adjustmentProbability: 0.2 };
+    const long = line({ flightEnd: new Date(START + 40 * 24 * HOUR) });
+    const t = START + 30 * 24 * HOUR + 1234567;
+    // Computed before the hourly draws were kept per line: an upgrade must not restate delivery already reported.
+    expect(cumulative(long, [START + 7 * 24 * HOUR, t], t, o)).toEqual([
+      { impressions: 171357.82775969015, clicks: 346.80338649220056, spend: 1713.5782775969014 },
+      { impressions: 734062.8610939143, clicks: 1479.1989036259583, spend: 7340.628610939143 },
+    ]);
+    expect(restatedHours(long, START, START + 24 * HOUR, o)).toEqual([492341, 492343, 492347]);
+  });
+
+  test('figures do not depend on which hours were drawn before: partly drawn, a flight moved earlier, the bound reached', () => {
+    const o = { ...options, adjustmentProbability: 0.3 };
+    const fresh = (l: ModelLine, times: number[], asOf: number) => {
+      forgetDraws();
+      return cumulative(l, times, asOf, o);
+    };
+    const long = line({ flightEnd: new Date(START + 60 * 24 * HOUR) });
+    const end = START + 45 * 24 * HOUR;
+    const whole = fresh(long, [START + 24 * HOUR, end], end);
+    cumulative(long, [START + 3 * HOUR], START + 3 * HOUR, o); // its first hours only
+    expect(cumulative(long, [START + 24 * HOUR, end], end, o)).toEqual(whole);
+
+    const later = line({ flightStart: new Date(START + 5 * 24 * HOUR), states: [{ state: 'live', at: new Date(START + 5 * 24 * HOUR) }] });
+    const laterWhole = fresh(later, [end], end);
+    forgetDraws();
+    cumulative(long, [end], end, o); // the same line drawn from an earlier start
+    expect(cumulative(later, [end], end, o)).toEqual(laterWhole);
+    forgetDraws();
+    cumulative(later, [end], end, o); // drawn from the later start first
+    expect(cumulative(long, [START + 24 * HOUR, end], end, o)).toEqual(whole); // then the earlier start: drawn afresh
+
+    // 150 lines of 45 days: over the bound of line-hours kept, so lines are drawn again midway.
+    const lines = Array.from({ length: 150 }, (_, i) => line({ mediaBuyId: `mb_${i}`, flightEnd: new Date(START + 60 * 24 * HOUR) }));
+    const expected = lines.map((l) => fresh(l, [end], end));
+    forgetDraws();
+    for (let round = 0; round < 2; round++) for (const [i, l] of lines.entries()) expect(cumulative(l, [end], end, o)).toEqual(expected[i]!);
   });
 });

@@ -38,8 +38,10 @@ function normalizeOnce(raw: string): string | null {
   const decoded = url.pathname
     .replace(/%[0-9a-f]{2}/gi, (m) => m.toUpperCase())
     .replace(UNRESERVED, (m) => String.fromCharCode(Number.parseInt(m.slice(1), 16)));
-  // Decoding may have formed new dot segments (`%2E%2E`): let the parser resolve them once more.
-  const path = new URL(`http://h${decoded.replace(/\/{2,}/g, '/')}`).pathname.replace(/\/+$/, '');
+  // Decoding may have formed new dot segments (`%2E%2E`), collapsing slashes too (`/a//../b`): let the
+  // parser resolve them once more. A path neither changed is the parser's own output already.
+  const collapsed = decoded.replace(/\/{2,}/g, '/');
+  const path = (collapsed === url.pathname ? collapsed : new URL(`http://h${collapsed}`).pathname).replace(/\/+$/, '');
   return `${url.protocol}//${host}${port}${path}${url.search}`;
 }
 

@@ -58,6 +58,11 @@ forEachDatabase(
       expect(normalizeAgentUrl('https://sales.example.com/mcp#x')).toBe('https://sales.example.com/mcp');
       expect(normalizeAgentUrl('ftp://x.example')).toBeNull();
       expect(normalizeAgentUrl('https://u:p@x.example')).toBeNull();
+      // Escapes decoded into dot segments and repeated slashes resolve as if written plainly.
+      expect(normalizeAgentUrl('https://h.example/a/%2E%2E/b')).toBe('https://h.example/b');
+      expect(normalizeAgentUrl('https://h.example/x//a')).toBe('https://h.example/x/a');
+      expect(normalizeAgentUrl('https://h.example/%70rivate-a/')).toBe('https://h.example/private-a');
+      expect(normalizeAgentUrl('https://h.example/a/%2e%2E%2Fb')).toBe('https://h.example/a/..%2Fb');
     });
 
     test('first projection creates properties, discovers agents, grants authorizations and builds profiles', async () => {

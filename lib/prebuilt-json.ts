@@ -9,6 +9,15 @@
 /** Under bun test every declared JSON is compared with JSON.stringify of its object when used: a drifted declaration fails loudly. */
 const VERIFY = process.env.NODE_ENV === 'test';
 
+/** Characters JSON string escaping may change (any surrogate: only a lone one is, JSON.stringify decides). */
+const ESCAPABLE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * The escaped form of a JSON text: what JSON.stringify puts between the quotes. A text without a character
+ * to escape (`{`, `,`, digits) is its own escaped form: JSON.stringify of a string costs ~0.35 us however short.
+ */
+const quote = (json: string) => (ESCAPABLE.test(json) ? JSON.stringify(json).slice(1, -1) : json);
+
 /** A JSON text serialized once, with its escaped form (the content of a JSON string holding it). */
 export class JsonPiece {
   private constructor(
@@ -23,7 +32,7 @@ export class JsonPiece {
 
   /** A JSON text (or a fragment of one) escaped once. */
   static text(json: string): JsonPiece {
-    return new JsonPiece(json, JSON.stringify(json).slice(1, -1));
+    return new JsonPiece(json, quote(json));
   }
 
   /** A JSON text and its escaped form made side by side (JsonBuilder); checked under bun test. */
@@ -57,7 +66,7 @@ export class JsonBuilder {
   /** JSON text of this call, escaped now. */
   text(json: string): this {
     this.json += json;
-    this.quoted += JSON.stringify(json).slice(1, -1);
+    this.quoted += quote(json);
     return this;
   }
 
@@ -103,8 +112,6 @@ export function declareMembers<T extends Record<string, unknown>>(value: T, give
 /** The declared members of `value` (what goes between its braces), if any. */
 export const declaredMembers = (value: unknown): readonly JsonPart[] | undefined =>
   value !== null && typeof value === 'object' ? declared.get(value) : undefined;
-
-const quote = (json: string) => JSON.stringify(json).slice(1, -1);
 
 /** `value`'s JSON text and its escaped form, from its declaration; undefined when it has none. */
 export function prebuiltJson(value: unknown): { json: string; quoted: string } | undefined {

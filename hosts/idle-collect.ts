@@ -50,7 +50,7 @@ export const collectGarbage = (): void => Bun.gc(true);
 /**
  * A longer idle's collection: besides the garbage, the engine drops the code it compiled and the
  * allocator returns what is free (~10 MB of the agents' server). The next burst compiles its hot
- * functions again (measured there: ~0.3 s of CPU over its first thousand calls). `Bun.shrink` is
+ * functions again (measured there: 0.3-0.5 s more CPU over its first 600 calls). `Bun.shrink` is
  * marked deprecated in Bun's types; where it is gone, this is the plain collection.
  */
 export function shrink(): void {

@@ -1,6 +1,7 @@
 import SearchableMap from 'minisearch/SearchableMap';
 import stem from 'wink-porter2-stemmer';
 import { eng } from 'stopword';
+import { memoized } from './memoized.ts';
 
 /**
  * Full-text ranking of a catalog held in memory: MiniSearch's ranking (BM25 with per-field boosts,
@@ -39,23 +40,13 @@ const NUMBER = /^\p{N}+$/u;
  * A word as the index keys it (null: not indexed): lowercase, stemmed; no stop words, single
  * letters or bare numbers (a brief's numbers are budgets, dates and ages: `adults 25-54` must not
  * outrank what the brief asks for on `25` and `54`; `300x250` or `4k` are words and stay).
+ * Memoized (100k words): a catalog repeats its vocabulary in every entry, and stemming each
+ * occurrence was most of the time an index build took (100k entries: ~70% of it).
  */
-export function termOf(word: string): string | null {
-  let term = TERMS.get(word);
-  if (term !== undefined) return term;
+export const termOf = memoized(100_000, (word): string | null => {
   const w = word.toLowerCase();
-  term = w.length < 2 || STOP_WORDS.has(w) || NUMBER.test(w) ? null : stem(w);
-  if (TERMS.size >= MAX_TERMS) TERMS.clear();
-  TERMS.set(word, term);
-  return term;
-}
-
-/**
- * Words already turned into terms: a catalog repeats its vocabulary in every entry, and stemming
- * each occurrence was most of the time an index build took (100k entries: ~70% of it). Bounded.
- */
-const TERMS = new Map<string, string | null>();
-const MAX_TERMS = 100_000;
+  return w.length < 2 || STOP_WORDS.has(w) || NUMBER.test(w) ? null : stem(w);
+});
 
 const tokenize = (text: string) => text.match(WORD) ?? [];
 

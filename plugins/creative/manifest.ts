@@ -4,6 +4,7 @@ import type { FormatDefinition } from '../../core/ports/creative-generator.ts';
 import { formatIdSchema } from './format-id.ts';
 import { fastVariant } from '../../lib/fast-variant.ts';
 import { fastAccept, isPlainInput } from '../../lib/fast-accept.ts';
+import { memoized } from '../../lib/memoized.ts';
 
 type Json = Record<string, any>;
 
@@ -11,26 +12,20 @@ type Json = Record<string, any>;
 export const MANIFEST_LIMITS = { bytes: 256 * 1024, assets: 100, text: 10_000, markup: 200_000, url: 2048 } as const;
 
 export function isHttpUrl(value: string): boolean {
-  if (value.length > MANIFEST_LIMITS.url) return false;
-  let ok = httpUrls.get(value);
-  if (ok === undefined) {
-    try {
-      const url = new URL(value);
-      ok = (url.protocol === 'https:' || url.protocol === 'http:') && !!url.hostname && !url.username && !url.password;
-    } catch {
-      ok = false;
-    }
-    if (httpUrls.size >= MAX_HTTP_URLS) httpUrls.clear(); // bounded; a miss only costs parsing again
-    httpUrls.set(value, ok);
-  }
-  return ok;
+  return value.length <= MANIFEST_LIMITS.url && judged(value);
 }
 /**
- * URLs already judged: a creative's URLs come back in its previews, syncs and builds, and parsing
- * one (a URL object and four getters) was most of checking a manifest. At most 2 KB each.
+ * URLs judged: a creative's URLs come back in its previews, syncs and builds, and parsing one (a URL
+ * object and four getters) was most of checking a manifest. At most 1024 of at most 2 KB each.
  */
-const httpUrls = new Map<string, boolean>();
-const MAX_HTTP_URLS = 1024;
+const judged = memoized(1024, (value) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && !!url.hostname && !url.username && !url.password;
+  } catch {
+    return false;
+  }
+});
 
 const httpUrl = v.pipe(v.string('must be a string'), v.check(isHttpUrl, 'must be an absolute http(s) URL'));
 const size = v.pipe(

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { normalizeAgentUrl } from '../../lib/urls.ts';
+import { memoized } from '../../lib/memoized.ts';
 import { sql } from '../../core/sql.ts';
 import { parseOrThrow } from '../../core/validation.ts';
 import type { Queryable, DatabasePort } from '../../core/ports/database.ts';
@@ -125,15 +126,7 @@ export interface DestinationRow {
 
 export const platformKey = (platform: string) => `platform:${platform.toLowerCase()}`;
 /** An agent URL as the catalog keys it (normalizeAgentUrl; unparsable ones as they are). A call names each a few times: memoized. */
-export function agentUrlKey(url: string): string {
-  let key = agentUrls.get(url);
-  if (key === undefined) {
-    if (agentUrls.size >= 10_000) agentUrls.clear(); // bounded; a miss only costs parsing again
-    agentUrls.set(url, (key = normalizeAgentUrl(url) ?? url));
-  }
-  return key;
-}
-const agentUrls = new Map<string, string>();
+export const agentUrlKey = memoized(10_000, (url) => normalizeAgentUrl(url) ?? url);
 
 export const agentKey = (url: string) => `agent:${agentUrlKey(url)}`;
 

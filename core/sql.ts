@@ -4,6 +4,9 @@
  * One dialect (Postgres) for both adapters, so features write SQL once.
  */
 export class SqlFragment {
+  /** Planned with each run's values, never from a cached generic plan (`sql.planEachRun`). */
+  planEachRun = false;
+
   constructor(
     readonly strings: readonly string[],
     readonly values: readonly unknown[],
@@ -66,6 +69,13 @@ export interface SqlTag {
   raw(text: string): SqlFragment;
   /** An empty fragment, handy for optional clauses. */
   empty: SqlFragment;
+  /**
+   * `statement`, planned by the server with each run's values rather than once for any values. For a
+   * statement whose best plan depends on them, e.g. array overlaps matching 0.1% or 60% of the rows:
+   * a generic plan picked for one run can cost a thousand times the right one for another. Costs a
+   * planning, and on Postgres a Describe round trip, per run.
+   */
+  planEachRun(statement: SqlFragment): SqlFragment;
 }
 
 export const sql: SqlTag = Object.assign((strings: TemplateStringsArray, ...values: unknown[]) => new SqlFragment(strings, values), {
@@ -80,4 +90,9 @@ export const sql: SqlTag = Object.assign((strings: TemplateStringsArray, ...valu
     return new SqlFragment(['', ''], [new RawSql(text)]);
   },
   empty: new SqlFragment([''], []),
+  planEachRun(statement: SqlFragment): SqlFragment {
+    const planned = new SqlFragment(statement.strings, statement.values);
+    planned.planEachRun = true;
+    return planned;
+  },
 });

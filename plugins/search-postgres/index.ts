@@ -82,13 +82,18 @@ export function createPostgresSearch(db: DatabasePort): SearchPort {
         // Exactly the ORDER BY below: strictly after (s, u) in (base_score DESC, agent_url ASC).
         where.push(sql`base_score <= ${cursor.s}::float8 AND (base_score < ${cursor.s}::float8 OR agent_url > ${cursor.u}::text)`);
       }
-      const rows = await db.query<Row>(sql`
-        SELECT agent_url, channels, property_types, markets, categories, tags, delivery_types, format_ids, property_count,
-          publisher_count, has_tmp, category_taxonomy, updated_at, base_score
-        FROM search_agent_profiles
-        WHERE ${sql.join(where, ' AND ')}
-        ORDER BY base_score DESC, agent_url ASC
-        LIMIT ${query.limit + 1}::int`);
+      // Planned per run: how many rows a filter matches ranges from a few to most of the index, and a
+      // generic plan (a bitmap of two dimensions, then a sort) took 0.1-1.3 s at 100k-1M agents where
+      // the plan for the values (walk the rank index) takes under a millisecond.
+      const rows = await db.query<Row>(
+        sql.planEachRun(sql`
+          SELECT agent_url, channels, property_types, markets, categories, tags, delivery_types, format_ids, property_count,
+            publisher_count, has_tmp, category_taxonomy, updated_at, base_score
+          FROM search_agent_profiles
+          WHERE ${sql.join(where, ' AND ')}
+          ORDER BY base_score DESC, agent_url ASC
+          LIMIT ${query.limit + 1}::int`),
+      );
       const hasMore = rows.length > query.limit;
       const page = rows.slice(0, query.limit);
       const active = activeDimensions(query.filters);

@@ -52,8 +52,11 @@ function wrap(sql: Session, progress?: () => void, inFlight?: InFlight, lost?: {
       // Prepared (postgres.js' default for its own templates, off for `unsafe`): a statement
       // with parameters is parsed and described once per connection; unprepared, each run first
       // waits for a Describe round trip and stops the connection's pipeline until it returns.
+      // Unprepared (the unnamed statement) is how Postgres plans with each run's values (planEachRun):
+      // after five runs a named one may keep a generic plan, chosen for no values in particular.
+      const prepare = !statement.planEachRun;
       const run = runBuilt(statement, (text, values) =>
-        (sql.unsafe(text, values as any[], { prepare: true }) as unknown as Promise<T[]>).then(
+        (sql.unsafe(text, values as any[], { prepare }) as unknown as Promise<T[]>).then(
           (rows) => {
             progress?.();
             return rows;

@@ -235,7 +235,8 @@ if (AGENT_SIZES.length && AGENT_SIZES[0]) {
           publisher_count, has_tmp, category_taxonomy, updated_at, base_score
         FROM search_agent_profiles WHERE ${fragment.join(searchConditions(query), ' AND ')}
         ORDER BY base_score DESC, agent_url ASC LIMIT ${51}::int`.build();
-      const rawRun = () => raw.unsafe(text, values as any[], { prepare: true });
+      // Unprepared, as the server sends it (sql.planEachRun): planned with these values on every run.
+      const rawRun = () => raw.unsafe(text, values as any[], { prepare: false });
       const results = ((await http()) as { results: unknown[] }).results.length;
       const sequential = async (run: () => Promise<unknown>) => {
         for (let i = 0; i < 20; i++) await run();

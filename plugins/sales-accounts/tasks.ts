@@ -20,7 +20,20 @@ const accountInput = v.object({
   sandbox: v.optional(v.boolean()),
 });
 
+/** Natural keys of accounts seen to exist, at most this many (then all forgotten): their sync reads first. */
+const KNOWN_MAX = 10_000;
+
+/** The unique violation (SQLSTATE 23505) of postgres.js or PGlite: a new account's natural key, or the idempotency key, taken. */
+const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
+
 export function syncAccountsTask(deps: AccountsDeps) {
+  // Accounts are never removed, nor their natural key changed: one seen to exist always does (a forgotten one
+  // only costs its next sync a failed first attempt).
+  const existing = new Set<string>();
+  const seen = (key: string) => {
+    if (existing.size >= KNOWN_MAX) existing.clear();
+    existing.add(key);
+  };
   return defineTask({
     name: 'sync_accounts',
     description:
@@ -29,8 +42,8 @@ export function syncAccountsTask(deps: AccountsDeps) {
     // The creative library is per account (sales-creatives), and the creative agent's mounts serve it: its accounts too.
     servedWith: ['creative'],
     mutating: true,
-    // Database only: the accounts commit with the idempotency record.
-    transactional: true,
+    // Database only, in a transaction of its own: the accounts commit with the idempotency record (keepWithin).
+    recordsKeyWithin: true,
     input: v.object({
       ...versionFields,
       accounts: v.pipe(
@@ -45,39 +58,71 @@ export function syncAccountsTask(deps: AccountsDeps) {
       delete_missing: v.optional(v.boolean()),
       dry_run: v.optional(v.boolean()),
     }),
-    async handler({ input, principal, clock, ids, tx: callTx }) {
+    async handler({ input, principal, clock, ids, idempotency }) {
       if (input.delete_missing)
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'delete_missing is not supported: close accounts with the seller', { field: 'delete_missing' });
       const owner = principal.orgId;
       const now = clock.now();
       const sandbox = (a: { sandbox?: boolean }) => isSandbox(deps, a.sandbox);
+      const fresh = input.accounts.map((a) =>
+        newAccount({ ids }, owner, {
+          brand_domain: a.brand.domain,
+          operator: a.operator,
+          billing: a.billing,
+          payment_terms: a.payment_terms,
+          sandbox: sandbox(a),
+        }),
+      );
+      const keys = fresh.map((f) => AccountCache.naturalKey(owner, f.brand_domain, f.operator, f.sandbox));
+      const answer = (results: Json[]): Json => {
+        const body: Json = { accounts: results };
+        if (input.dry_run) body.dry_run = true;
+        if (deps.options.sandbox) body.sandbox = true;
+        return body;
+      };
+      /** The answer, stored for replays as the transaction's last write (sent with its COMMIT, not waited for). */
+      const kept = (tx: Queryable, body: Json) => {
+        idempotency.keepWithin?.(tx, body).catch(() => {});
+        return body;
+      };
+      // Accounts none of which this instance knows to exist: created, each in one INSERT that a taken natural key fails.
+      // The answer is known before they run, so they, the idempotency record and COMMIT go in one round trip;
+      // should one exist after all (or the key be taken), the transaction rolls back and the call runs again, reading first.
+      if (!input.dry_run && keys.every((k) => !existing.has(k) && !deps.cache?.find(k))) {
+        try {
+          const created = await deps.db.transaction(async (tx) => {
+            for (const row of fresh) insertAccount(tx, row, now).catch(() => {});
+            return kept(tx, answer(fresh.map((row) => ({ ...renderAccount(row), action: 'created' }))));
+          });
+          for (const k of keys) seen(k);
+          return created;
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error;
+        }
+      }
       const sync = async (tx: Queryable) => {
         const out: Json[] = [];
-        for (const a of input.accounts) {
-          const fresh = newAccount({ ids }, owner, {
-            brand_domain: a.brand.domain,
-            operator: a.operator,
-            billing: a.billing,
-            payment_terms: a.payment_terms,
-            sandbox: sandbox(a),
-          });
+        for (const [i, a] of input.accounts.entries()) {
+          const row0 = fresh[i]!;
           // A new account is created in one statement; one already there (accounts are never removed, nor
           // their natural key changed: known here means it exists) is read and locked to compare.
-          const known = deps.cache?.find(AccountCache.naturalKey(owner, fresh.brand_domain, fresh.operator, fresh.sandbox));
-          if (!input.dry_run && !known && (await insertAccount(tx, fresh, now, true))) {
-            out.push({ ...renderAccount(fresh), action: 'created' });
+          const known = existing.has(keys[i]!) || deps.cache?.find(keys[i]!);
+          if (!input.dry_run && !known && (await insertAccount(tx, row0, now, true))) {
+            out.push({ ...renderAccount(row0), action: 'created' });
             continue;
           }
-          const [existing] = await tx.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE owner = ${owner}::text AND brand_domain = ${a.brand.domain}::text
+          const [existingRow] =
+            await tx.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE owner = ${owner}::text AND brand_domain = ${a.brand.domain}::text
             AND operator = ${a.operator}::text AND sandbox = ${sandbox(a)}::boolean FOR UPDATE`);
           let row: AccountRow;
           let action: 'created' | 'updated' | 'unchanged';
-          if (!existing) {
-            row = fresh;
+          if (!existingRow) {
+            row = row0;
             action = 'created';
             if (!input.dry_run) await insertAccount(tx, row, now);
-          } else if (existing.billing !== a.billing || (a.payment_terms !== undefined && existing.payment_terms !== a.payment_terms)) {
-            row = { ...existing, billing: a.billing, payment_terms: a.payment_terms ?? existing.payment_terms };
+          } else if (existingRow.billing !== a.billing || (a.payment_terms !== undefined && existingRow.payment_terms !== a.payment_terms)) {
+            seen(keys[i]!);
+            row = { ...existingRow, billing: a.billing, payment_terms: a.payment_terms ?? existingRow.payment_terms };
             action = 'updated';
             if (!input.dry_run) {
               deps.cache?.changing(row.account_id);
@@ -85,7 +130,8 @@ export function syncAccountsTask(deps: AccountsDeps) {
                 WHERE account_id = ${row.account_id}::text`);
             }
           } else {
-            row = existing;
+            seen(keys[i]!);
+            row = existingRow;
             action = 'unchanged';
           }
           const rendered: Json = { ...renderAccount(row), action };
@@ -95,11 +141,7 @@ export function syncAccountsTask(deps: AccountsDeps) {
         }
         return out;
       };
-      const results = await (callTx ? sync(callTx) : deps.db.transaction(sync));
-      const body: Json = { accounts: results };
-      if (input.dry_run) body.dry_run = true;
-      if (deps.options.sandbox) body.sandbox = true;
-      return body;
+      return deps.db.transaction(async (tx) => kept(tx, answer(await sync(tx))));
     },
   });
 }

@@ -41,6 +41,28 @@ export async function prepareCreatives(deps: Pick<CreativesDeps, 'formats'>, cre
   return prepared;
 }
 
+function libraryRows(prepared: readonly PreparedCreative[]) {
+  return prepared.map((p) => ({
+    creative_id: p.input.creative_id,
+    name: p.input.name,
+    format_id: p.format,
+    format_key: p.key,
+    assets: p.input.assets,
+    tags: p.input.tags ?? [],
+  }));
+}
+
+/**
+ * Insert creatives new to the account's library in one statement, as writeCreatives would (each one's
+ * action `created`): one already there fails it with a unique violation (SQLSTATE 23505), aborting the transaction.
+ */
+export function insertNewCreatives(tx: Queryable, owner: string, accountId: string, prepared: readonly PreparedCreative[], now: Date): Promise<unknown> {
+  return tx.query(sql`
+    INSERT INTO sales_creatives (account_id, creative_id, owner, name, format_id, format_key, assets, tags, status, created_at, updated_at)
+    SELECT ${accountId}::text, x.creative_id, ${owner}::text, x.name, x.format_id, x.format_key, x.assets, x.tags, 'approved', ${now}::timestamptz, ${now}::timestamptz
+    FROM jsonb_to_recordset(${libraryRows(prepared)}::jsonb) AS x(creative_id text, name text, format_id jsonb, format_key text, assets jsonb, tags text[])`);
+}
+
 /**
  * Upsert creatives into the account's library in one statement; returns each one's action. A creative
  * whose name, format and assets (jsonb equality: member order aside) and tags are unchanged is left as it is
@@ -53,14 +75,7 @@ export async function writeCreatives(
   prepared: readonly PreparedCreative[],
   now: Date,
 ): Promise<Map<string, 'created' | 'updated' | 'unchanged'>> {
-  const rows = prepared.map((p) => ({
-    creative_id: p.input.creative_id,
-    name: p.input.name,
-    format_id: p.format,
-    format_key: p.key,
-    assets: p.input.assets,
-    tags: p.input.tags ?? [],
-  }));
+  const rows = libraryRows(prepared);
   // xmax is 0 on a row this statement inserted, the locking transaction's id on one it updated.
   const written = await tx.query<{ creative_id: string; created: boolean }>(sql`
     INSERT INTO sales_creatives AS s (account_id, creative_id, owner, name, format_id, format_key, assets, tags, status, created_at, updated_at)

@@ -6,7 +6,7 @@ import { accountRef, creative, versionFields } from '../../lib/adcp/request-fiel
 import { fitsFormats } from '../../lib/adcp/format-ids.ts';
 import type { CreativesDeps } from './deps.ts';
 import type { Queryable } from '../../core/ports/database.ts';
-import { formatKeys, prepareCreatives, writeCreatives } from './library.ts';
+import { formatKeys, insertNewCreatives, prepareCreatives, writeCreatives } from './library.ts';
 
 const assignmentInput = v.strictObject({
   creative_id: v.pipe(v.string('is required'), v.regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must match ^[A-Za-z0-9_.:-]{1,128}$')),
@@ -21,7 +21,20 @@ interface Prepared {
   creatives: PreparedCreative[];
 }
 
+/** Library creatives (account, creative id) seen to exist, at most this many (then all forgotten): their sync upserts at once. */
+const KNOWN_MAX = 10_000;
+
+/** The unique violation (SQLSTATE 23505) of postgres.js or PGlite: a creative already in the library, or the idempotency key, taken. */
+const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
+
 export function syncCreativesTask(deps: CreativesDeps) {
+  // A creative seen in the library is synced with the upsert; one not seen is first tried as new (a forgotten
+  // or removed one only costs its sync a failed first attempt).
+  const existing = new Set<string>();
+  const seen = (keys: readonly string[]) => {
+    if (existing.size + keys.length > KNOWN_MAX) existing.clear();
+    for (const k of keys) existing.add(k);
+  };
   return defineTask({
     name: 'sync_creatives',
     description:
@@ -45,18 +58,17 @@ export function syncCreativesTask(deps: CreativesDeps) {
       validation_mode: v.optional(v.picklist(['strict', 'lenient'], 'must be strict or lenient')),
     }),
     // Database only once the formats are known: the library, the assignments and the idempotency
-    // record commit in one transaction. The formats (a remote creative agent may be asked) and the
-    // account are looked up before it opens.
-    transactional: true,
+    // record commit in one transaction of the handler's own (keepWithin). The formats (a remote creative
+    // agent may be asked) and the account are looked up before it opens.
+    recordsKeyWithin: true,
     async prepare({ input, principal }): Promise<Prepared> {
       if (input.delete_missing) throw new ProtocolError('UNSUPPORTED_FEATURE', 'delete_missing is not supported by this seller', { field: 'delete_missing' });
       const account = await deps.accounts.resolve(deps.db, principal.orgId, input.account);
       return { account, creatives: await prepareCreatives(deps, input.creatives, 'creatives') };
     },
-    async handler({ input, principal, clock, protocols, prepared: ready, tx }) {
+    async handler({ input, principal, clock, protocols, prepared: ready, idempotency }) {
       const owner = principal.orgId;
       const { account, creatives: prepared } = ready as Prepared;
-      const q = tx ?? deps.db;
       const byId = new Map(prepared.map((p) => [p.input.creative_id, p]));
       // A creative agent's path (no media buys served there) keeps the library only: each assignment is
       // answered per creative in assignment_errors, since the packages are the seller's.
@@ -66,63 +78,87 @@ export function syncCreativesTask(deps: CreativesDeps) {
       const packagesSide = deps.packages();
       if (assignments.length && !packagesSide)
         throw new ProtocolError('UNSUPPORTED_FEATURE', 'assignments: this deployment sells no packages to assign creatives to', { field: 'assignments' });
-      // Packages named by assignments: the caller's, of this account, in a state that takes creatives.
-      const packages = packagesSide
-        ? await packagesSide.find(q, owner, account.account_id, [...new Set(assignments.map((a) => a.package_id))])
-        : new Map<string, AssignablePackage>();
-      const library = await formatKeys(
-        q,
-        account.account_id,
-        assignments.map((a) => a.creative_id),
-      );
-      for (const [i, a] of assignments.entries()) {
-        const field = `assignments[${i}]`;
-        const pkg = packages.get(a.package_id);
-        if (!pkg)
-          throw new ProtocolError('PACKAGE_NOT_FOUND', `No package ${a.package_id.slice(0, 128)} in this account's media buys`, {
-            status: 404,
-            field: `${field}.package_id`,
-          });
-        const key = byId.get(a.creative_id)?.key ?? library.get(a.creative_id);
-        if (!key)
-          throw new ProtocolError('CREATIVE_NOT_FOUND', `Creative ${a.creative_id} is neither in this request nor in the account library`, {
-            status: 404,
-            field: `${field}.creative_id`,
-          });
-        if (!fitsFormats(pkg.format_ids, key)) {
-          throw new ProtocolError('FORMAT_NOT_SUPPORTED', `Package ${pkg.package_id} does not accept the format of creative ${a.creative_id}`, {
-            field: `${field}.creative_id`,
-            suggestion: `Formats accepted: ${pkg.format_ids.map((f) => f.id).join(', ')}`,
-          });
-        }
-      }
-      if (packagesSide) await packagesSide.checkAssignable(q, owner, [...new Set([...packages.values()].map((p) => p.media_buy_id))]);
       const now = clock.now();
       const actor = principal.orgName;
-      const write = async (w: Queryable) => {
-        const acts = await writeCreatives(w, owner, account.account_id, prepared, now);
-        if (packagesSide && assignments.length) await packagesSide.assign(w, account.account_id, assignments, actor, now);
-        return acts;
+      const answer = (actions: Map<string, 'created' | 'updated' | 'unchanged'>): Json => {
+        const results: Json[] = prepared.map((p) => {
+          const out: Json = { creative_id: p.input.creative_id, action: actions.get(p.input.creative_id), status: 'approved' };
+          const to = assignments.filter((a) => a.creative_id === p.input.creative_id).map((a) => a.package_id);
+          if (assignments.length) out.assigned_to = to;
+          const refused = elsewhere.filter((a) => a.creative_id === p.input.creative_id);
+          if (refused.length) {
+            out.assigned_to = [];
+            out.assignment_errors = Object.fromEntries(
+              refused.map((a) => [a.package_id, 'This creative agent serves no packages: assign the creative on the seller that sold the package']),
+            );
+          }
+          return out;
+        });
+        const body: Json = { creatives: results };
+        if (input.dry_run) body.dry_run = true;
+        if (deps.options.sandbox || account.sandbox) body.sandbox = true;
+        return body;
       };
-      const actions = input.dry_run
-        ? new Map(prepared.map((p) => [p.input.creative_id, 'created' as const]))
-        : await (tx ? write(tx) : deps.db.transaction(write));
-      const results: Json[] = prepared.map((p) => {
-        const out: Json = { creative_id: p.input.creative_id, action: actions.get(p.input.creative_id), status: 'approved' };
-        const to = assignments.filter((a) => a.creative_id === p.input.creative_id).map((a) => a.package_id);
-        if (assignments.length) out.assigned_to = to;
-        const refused = elsewhere.filter((a) => a.creative_id === p.input.creative_id);
-        if (refused.length) {
-          out.assigned_to = [];
-          out.assignment_errors = Object.fromEntries(
-            refused.map((a) => [a.package_id, 'This creative agent serves no packages: assign the creative on the seller that sold the package']),
-          );
+      /** The answer, stored for replays as the transaction's last write (sent with its COMMIT, not waited for). */
+      const kept = (tx: Queryable, body: Json) => {
+        idempotency.keepWithin?.(tx, body).catch(() => {});
+        return body;
+      };
+      const keys = prepared.map((p) => `${account.account_id}\n${p.input.creative_id}`);
+      // Creatives none of which was seen in the library, and no assignment: inserted as new (each one's action
+      // `created`), in a statement a creative already there fails. The answer is known before it runs, so it, the
+      // idempotency record and COMMIT go without waiting; should one exist after all (or the key be taken), the
+      // transaction rolls back and the upsert below runs.
+      if (!input.dry_run && !assignments.length && keys.every((k) => !existing.has(k))) {
+        try {
+          const body = await deps.db.transaction(async (tx) => {
+            insertNewCreatives(tx, owner, account.account_id, prepared, now).catch(() => {});
+            return kept(tx, answer(new Map(prepared.map((p) => [p.input.creative_id, 'created' as const]))));
+          });
+          seen(keys);
+          return body;
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error;
         }
-        return out;
+      }
+      const body = await deps.db.transaction(async (tx) => {
+        // Packages named by assignments: the caller's, of this account, in a state that takes creatives.
+        const packages = packagesSide
+          ? await packagesSide.find(tx, owner, account.account_id, [...new Set(assignments.map((a) => a.package_id))])
+          : new Map<string, AssignablePackage>();
+        const library = await formatKeys(
+          tx,
+          account.account_id,
+          assignments.map((a) => a.creative_id),
+        );
+        for (const [i, a] of assignments.entries()) {
+          const field = `assignments[${i}]`;
+          const pkg = packages.get(a.package_id);
+          if (!pkg)
+            throw new ProtocolError('PACKAGE_NOT_FOUND', `No package ${a.package_id.slice(0, 128)} in this account's media buys`, {
+              status: 404,
+              field: `${field}.package_id`,
+            });
+          const key = byId.get(a.creative_id)?.key ?? library.get(a.creative_id);
+          if (!key)
+            throw new ProtocolError('CREATIVE_NOT_FOUND', `Creative ${a.creative_id} is neither in this request nor in the account library`, {
+              status: 404,
+              field: `${field}.creative_id`,
+            });
+          if (!fitsFormats(pkg.format_ids, key)) {
+            throw new ProtocolError('FORMAT_NOT_SUPPORTED', `Package ${pkg.package_id} does not accept the format of creative ${a.creative_id}`, {
+              field: `${field}.creative_id`,
+              suggestion: `Formats accepted: ${pkg.format_ids.map((f) => f.id).join(', ')}`,
+            });
+          }
+        }
+        if (packagesSide) await packagesSide.checkAssignable(tx, owner, [...new Set([...packages.values()].map((p) => p.media_buy_id))]);
+        if (input.dry_run) return kept(tx, answer(new Map(prepared.map((p) => [p.input.creative_id, 'created' as const]))));
+        const actions = await writeCreatives(tx, owner, account.account_id, prepared, now);
+        if (packagesSide && assignments.length) await packagesSide.assign(tx, account.account_id, assignments, actor, now);
+        return kept(tx, answer(actions));
       });
-      const body: Json = { creatives: results };
-      if (input.dry_run) body.dry_run = true;
-      if (deps.options.sandbox || account.sandbox) body.sandbox = true;
+      if (!input.dry_run) seen(keys);
       return body;
     },
   });

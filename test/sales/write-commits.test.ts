@@ -8,8 +8,8 @@ import { loadPackages } from '../../plugins/sales/buys/store.ts';
 import { renderPackage } from '../../plugins/sales/buys/render.ts';
 
 // Commits of write calls (issue 26): create_media_buy without governance and update_media_buy record
-// their key and answer for replays in the buy's own transaction, claiming nothing first; sync_creatives
-// runs whole in one.
+// their key and answer for replays in the buy's own transaction, claiming nothing first; so do sync_creatives
+// and sync_accounts, each whole in one.
 
 /**
  * Every statement of the seller's database: its transaction (numbered) or null when autocommitted; and per
@@ -153,6 +153,50 @@ forEachDatabase<SalesWorld>(
       expectCommits(writes, [], ['INSERT INTO idempotency_keys', 'INSERT INTO sales_creatives']);
       const replay = await c.call('sync_creatives', args);
       expect(replay.body).toMatchObject({ replayed: true, creatives: [{ creative_id: 'commits_spot', action: 'created' }] });
+    });
+    test('sync_creatives: concurrent duplicates write once and replay; a creative already in the library that this instance never saw is upserted as before', async () => {
+      const w = get();
+      const c = await w.client('rest');
+      const account = await accountOf(c, 5);
+      const spot = (id: string, name = 'Spot') => ({
+        creative_id: id,
+        name,
+        format_id: { agent_url: REFERENCE_AGENT, id: 'video_ctv_preroll_30s' },
+        assets: { video: { asset_type: 'video', url: 'https://cdn.acme.example/spot.mp4', width: 1920, height: 1080, duration_ms: 30000 } },
+      });
+      const args = { idempotency_key: 'commits-creatives-dupes-0001', account, creatives: [spot('dupe_spot')] };
+      const answers = await Promise.all(Array.from({ length: 6 }, () => c.call('sync_creatives', args)));
+      expect(answers.every((a) => a.ok)).toBe(true);
+      expect(answers.filter((a) => !a.body.replayed)).toHaveLength(1);
+      for (const a of answers) expect(a.body.creatives).toEqual([{ creative_id: 'dupe_spot', action: 'created', status: 'approved' }]);
+      const other = await c.call('sync_creatives', { ...args, creatives: [spot('dupe_spot', 'Other')] });
+      expect(other.body.code).toBe('IDEMPOTENCY_CONFLICT');
+      // Written by another instance: this one tries it as new, finds it there and upserts.
+      const db = w.seller.deployment.get(Database);
+      await db.query(sql`INSERT INTO sales_creatives (account_id, creative_id, owner, name, format_id, format_key, assets, tags, status, created_at, updated_at)
+        SELECT account_id, 'elsewhere_spot', owner, name, format_id, format_key, assets, tags, status, created_at, updated_at FROM sales_creatives
+        WHERE account_id = ${account.account_id}::text AND creative_id = 'dupe_spot'`);
+      const again = await c.call('sync_creatives', {
+        idempotency_key: 'commits-creatives-dupes-0002',
+        account,
+        creatives: [spot('new_spot'), spot('elsewhere_spot', 'Renamed')],
+      });
+      expect(again.body.creatives.map((x: { action: string }) => x.action)).toEqual(['created', 'updated']);
+      const replay = await c.call('sync_creatives', {
+        idempotency_key: 'commits-creatives-dupes-0002',
+        account,
+        creatives: [spot('new_spot'), spot('elsewhere_spot', 'Renamed')],
+      });
+      expect(replay.body).toMatchObject({ replayed: true, creatives: again.body.creatives });
+      const names = await db.query<{ creative_id: string; name: string }>(sql`SELECT creative_id, name FROM sales_creatives
+        WHERE account_id = ${account.account_id}::text ORDER BY creative_id`);
+      expect(names).toEqual([
+        { creative_id: 'dupe_spot', name: 'Spot' },
+        { creative_id: 'elsewhere_spot', name: 'Renamed' },
+        { creative_id: 'new_spot', name: 'Spot' },
+      ]);
+      const unchanged = await c.call('sync_creatives', { idempotency_key: 'commits-creatives-dupes-0003', account, creatives: [spot('new_spot')] });
+      expect(unchanged.body.creatives[0].action).toBe('unchanged');
     });
     test('update_media_buy: the buy and package writes with the key and the stored answer in one transaction, nothing before; the answer is the stored row', async () => {
       const w = get();

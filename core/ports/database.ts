@@ -64,3 +64,6 @@ export class DatabaseUnavailableError extends Error {
     super(message, options);
   }
 }
+
+/** A unique violation (SQLSTATE 23505), as both adapters report it: a row with that key exists. */
+export const isUniqueViolation = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === '23505';

@@ -1,6 +1,6 @@
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
-import type { DatabasePort, Queryable } from '../../core/ports/database.ts';
+import { isUniqueViolation, type DatabasePort, type Queryable } from '../../core/ports/database.ts';
 import type { ClockPort } from '../../core/ports/clock.ts';
 import type { IdsPort } from '../../core/ports/ids.ts';
 import type { IdempotencyBegin, IdempotencyClaim, IdempotencyFound, IdempotencyPort } from '../../core/ports/idempotency.ts';
@@ -26,9 +26,6 @@ interface KeyRow {
   claimed_until: string | Date;
   expires_at: string | Date;
 }
-
-/** The key's row exists (SQLSTATE 23505 on the primary key, the table's one unique constraint), from postgres.js or PGlite. */
-const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

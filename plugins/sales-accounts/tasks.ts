@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
 import { defineTask, type Json } from '../../core/task.ts';
-import type { Queryable } from '../../core/ports/database.ts';
+import { isUniqueViolation, type Queryable } from '../../core/ports/database.ts';
 import { accountRef, brandRef, domain, pagination, versionFields } from '../../lib/adcp/request-fields.ts';
 import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/query-cursor.ts';
 import { BatchedRead, byWish, wishRows } from '../../lib/batched-read.ts';
@@ -22,9 +22,6 @@ const accountInput = v.object({
 
 /** Natural keys of accounts seen to exist, at most this many (then all forgotten): their sync reads first. */
 const KNOWN_MAX = 10_000;
-
-/** The unique violation (SQLSTATE 23505) of postgres.js or PGlite: a new account's natural key, or the idempotency key, taken. */
-const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
 
 export function syncAccountsTask(deps: AccountsDeps) {
   // Accounts are never removed, nor their natural key changed: one seen to exist always does (a forgotten one

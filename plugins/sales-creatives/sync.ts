@@ -5,7 +5,7 @@ import type { AssignablePackage, PreparedCreative } from '../../core/ports/selle
 import { accountRef, creative, versionFields } from '../../lib/adcp/request-fields.ts';
 import { fitsFormats } from '../../lib/adcp/format-ids.ts';
 import type { CreativesDeps } from './deps.ts';
-import type { Queryable } from '../../core/ports/database.ts';
+import { isUniqueViolation, type Queryable } from '../../core/ports/database.ts';
 import { formatKeys, insertNewCreatives, prepareCreatives, writeCreatives } from './library.ts';
 
 const assignmentInput = v.strictObject({
@@ -23,9 +23,6 @@ interface Prepared {
 
 /** Library creatives (account, creative id) seen to exist, at most this many (then all forgotten): their sync upserts at once. */
 const KNOWN_MAX = 10_000;
-
-/** The unique violation (SQLSTATE 23505) of postgres.js or PGlite: a creative already in the library, or the idempotency key, taken. */
-const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
 
 export function syncCreativesTask(deps: CreativesDeps) {
   // A creative seen in the library is synced with the upsert; one not seen is first tried as new (a forgotten

@@ -37,11 +37,16 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[], prefix =
 /** Deepest nesting of objects and arrays accepted from a caller (protocol payloads stay far below). */
 export const MAX_INPUT_DEPTH = 64;
 
-// NUL (Postgres text cannot hold it) and lone surrogates (not valid UTF-8, refused by jsonb).
-const UNSAFE_TEXT = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/**
+ * NUL (Postgres text cannot hold it) or a lone surrogate (not valid UTF-8, refused by jsonb). Two
+ * native scans: a third of the cost of one regular expression with lookarounds, on every string
+ * and key of every input.
+ */
+// String.prototype.isWellFormed (ES2024; the project's TypeScript lib is older).
+const unsafeText = (s: string) => s.indexOf('\0') !== -1 || !(s as string & { isWellFormed(): boolean }).isWellFormed();
 
 function textProblem(s: string): string | null {
-  if (!UNSAFE_TEXT.test(s)) return null;
+  if (!unsafeText(s)) return null;
   return s.includes('\0') ? 'must not contain NUL characters' : 'must be well-formed Unicode (lone surrogate)';
 }
 
@@ -63,7 +68,7 @@ function pathOf(node: Node): PathItem[] {
  * nothing). Recursion stops at `maxDepth`, so a hostile depth cannot exhaust the stack.
  */
 function breaksRule(x: unknown, depth: number, maxDepth: number, strings: boolean): boolean {
-  if (typeof x === 'string') return strings && UNSAFE_TEXT.test(x);
+  if (typeof x === 'string') return strings && unsafeText(x);
   if (x === null || typeof x !== 'object') return false;
   if (depth >= maxDepth) return true;
   if (Array.isArray(x)) {
@@ -72,7 +77,7 @@ function breaksRule(x: unknown, depth: number, maxDepth: number, strings: boolea
   }
   for (const key in x) {
     if (!Object.hasOwn(x, key)) continue;
-    if (strings && UNSAFE_TEXT.test(key)) return true;
+    if (strings && unsafeText(key)) return true;
     if (breaksRule((x as Record<string, unknown>)[key], depth + 1, maxDepth, strings)) return true;
   }
   return false;

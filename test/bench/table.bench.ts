@@ -7,7 +7,8 @@
  *   one call of the task issued (recorded in the server), replayed in one transaction with the
  *   call's fresh ids replaced by new ones. On Postgres through postgres.js from this process; on
  *   PGlite (embedded: one process owns it) by the server process itself, behind its control port.
- * Baseline and agent alternate in ROUNDS rounds of SECONDS each; a round's ratio compares two
+ * After a warm-up under load (BENCH_WARM_SECONDS each, default 2: the engine has compiled the hot code),
+ * baseline and agent alternate in ROUNDS rounds of SECONDS each; a round's ratio compares two
  * neighbouring measurements and the median is printed; p50/p95 are over all the agent's rounds,
  * RSS is the server's at the end of the whole load, once idle (SETTLE_MS later: it collected its garbage) and
  * once idle longer (SHRINK_SETTLE_MS after that: it also dropped its compiled code). `--json` prints the rows as JSON instead.
@@ -26,10 +27,12 @@ const BENCH_AGENT_URL = 'https://creative.bench.example';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+/** Load on each side before its rounds (BENCH_WARM_SECONDS; 0: 20 calls only). */
+const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 2);
 // The server collects once idle for IDLE_MS (hosts/idle-collect.ts): longer than a round, so it never
 // collects while its baseline runs (that would be its garbage collected on the baseline's time); after
 // the load it has collected within two such intervals, and its allocator has returned the pages a few seconds later.
-const IDLE_MS = SECONDS * 1000 + 1000;
+const IDLE_MS = Math.max(SECONDS, WARM_SECONDS) * 1000 + 1000;
 const SETTLE_MS = 2 * IDLE_MS + 3000;
 // The shrink (IDLE_SHRINK_MS, 30 s by default) after a shorter idle, for the same reason; still longer than any pause of the load.
 const SHRINK_MS = 2 * IDLE_MS;
@@ -228,9 +231,9 @@ interface Measured {
   rps: number;
   latencies: number[];
 }
-async function measure(once: () => Promise<void>): Promise<Measured> {
+async function measure(once: () => Promise<void>, seconds = SECONDS): Promise<Measured> {
   const latencies: number[] = [];
-  const end = performance.now() + SECONDS * 1000;
+  const end = performance.now() + seconds * 1000;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (performance.now() < end) {
@@ -240,7 +243,7 @@ async function measure(once: () => Promise<void>): Promise<Measured> {
       }
     }),
   );
-  return { rps: Math.round(latencies.length / SECONDS), latencies };
+  return { rps: Math.round(latencies.length / seconds), latencies };
 }
 async function post(url: string, body: string): Promise<string> {
   const res = await fetch(url, { method: 'POST', headers: HEADERS, body });
@@ -367,10 +370,16 @@ async function runStorage(
         baseName = `raw SQL, ${statements.length} statements (in process)`;
       }
     }
-    // Warm-up of both, then alternating rounds.
+    // Warm-up of both, then alternating rounds. Under load too: the engine compiles a task's hot code
+    // to its optimizing tiers over thousands of calls, on a thread whose CPU counts as the server's, and a
+    // serving process measured in its first seconds is measured compiling.
     for (let i = 0; i < 20; i++) {
       await agentOnce();
       await baseOnce();
+    }
+    if (WARM_SECONDS > 0) {
+      await measure(agentOnce, WARM_SECONDS);
+      await measure(baseOnce, WARM_SECONDS);
     }
     const base: Measured[] = [];
     const agent: Measured[] = [];

@@ -34,6 +34,9 @@ export function syncPlansTask(deps: GovernanceDeps) {
     protocol: 'governance',
     requestSchema: 'governance/sync-plans-request.json',
     mutating: true,
+    // Database only, in one transaction of its own that also keeps the answer for replays
+    // (keepWithin): one commit per call, not three (key claimed, plans written, answer kept).
+    recordsKeyWithin: true,
     input: v.looseObject({
       ...versionFields,
       plans: v.pipe(
@@ -43,9 +46,9 @@ export function syncPlansTask(deps: GovernanceDeps) {
         v.check((list) => new Set(list.map((p) => p.plan_id)).size === list.length, 'lists the same plan_id twice'),
       ),
     }),
-    async handler({ input, principal, clock }) {
+    async handler({ input, principal, clock, idempotency }) {
       const now = clock.now();
-      const plans = await deps.db.transaction(async (tx) => {
+      return deps.db.transaction(async (tx) => {
         const existing = await loadPlans(
           tx,
           principal.orgId,
@@ -61,9 +64,12 @@ export function syncPlansTask(deps: GovernanceDeps) {
           if (resolved.length) item.resolved_policies = resolved;
           out.push(item);
         }
-        return out;
+        const body: Json = { plans: out };
+        // The transaction's last write, sent with its COMMIT: a key found taken fails the transaction
+        // (rolled back; the call answers what the key holds).
+        idempotency.keepWithin?.(tx, body).catch(() => {});
+        return body;
       });
-      return { plans };
     },
   });
 }

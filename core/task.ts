@@ -101,6 +101,15 @@ export interface IdempotencyInfo {
   claim?: () => Promise<void>;
 }
 
+/**
+ * `answer`, kept for replays as `tx`'s last write (`idempotency.keepWithin`): sent with its COMMIT and
+ * not waited for, so a failure (the key found taken) fails the transaction. Returns `answer`.
+ */
+export function keptWithin<T extends Json>(idempotency: IdempotencyInfo, tx: Queryable, answer: T): T {
+  idempotency.keepWithin?.(tx, answer).catch(() => {});
+  return answer;
+}
+
 /** Everything a task handler receives; hosts build it, features never see a transport. */
 export interface TaskContext<I> {
   input: I;

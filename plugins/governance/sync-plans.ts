@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { defineTask, type Json } from '../../core/task.ts';
+import { defineTask, keptWithin, type Json } from '../../core/task.ts';
 import { planInput, type Plan } from './plan-schema.ts';
 import { loadPlans, savePlan } from './store.ts';
 import type { GovernanceDeps } from './service.ts';
@@ -64,11 +64,8 @@ export function syncPlansTask(deps: GovernanceDeps) {
           if (resolved.length) item.resolved_policies = resolved;
           out.push(item);
         }
-        const body: Json = { plans: out };
-        // The transaction's last write, sent with its COMMIT: a key found taken fails the transaction
-        // (rolled back; the call answers what the key holds).
-        idempotency.keepWithin?.(tx, body).catch(() => {});
-        return body;
+        // A key found taken fails the transaction (rolled back; the call answers what the key holds).
+        return keptWithin(idempotency, tx, { plans: out });
       });
     },
   });

@@ -1,11 +1,12 @@
 import * as v from 'valibot';
 import { sql } from '../../core/sql.ts';
 import { ProtocolError } from '../../core/errors.ts';
-import { defineTask, type Json } from '../../core/task.ts';
+import { defineTask, keptWithin, type Json } from '../../core/task.ts';
 import { isUniqueViolation, type Queryable } from '../../core/ports/database.ts';
 import { accountRef, brandRef, domain, pagination, versionFields } from '../../lib/adcp/request-fields.ts';
 import { decodeOffset, fingerprint, pageInfo } from '../../lib/adcp/query-cursor.ts';
 import { BatchedRead, byWish, wishRows } from '../../lib/batched-read.ts';
+import { BoundedSet } from '../../lib/bounded-set.ts';
 import { PAYMENT_TERMS } from './terms.ts';
 import { AccountCache } from './account-cache.ts';
 import { insertAccount, isSandbox, newAccount, renderAccount, type AccountRow, type AccountsDeps } from './store.ts';
@@ -26,11 +27,7 @@ const KNOWN_MAX = 10_000;
 export function syncAccountsTask(deps: AccountsDeps) {
   // Accounts are never removed, nor their natural key changed: one seen to exist always does (a forgotten one
   // only costs its next sync a failed first attempt).
-  const existing = new Set<string>();
-  const seen = (key: string) => {
-    if (existing.size >= KNOWN_MAX) existing.clear();
-    existing.add(key);
-  };
+  const seen = new BoundedSet(KNOWN_MAX);
   return defineTask({
     name: 'sync_accounts',
     description:
@@ -71,27 +68,23 @@ export function syncAccountsTask(deps: AccountsDeps) {
         }),
       );
       const keys = fresh.map((f) => AccountCache.naturalKey(owner, f.brand_domain, f.operator, f.sandbox));
+      const known = (key: string) => seen.has(key) || !!deps.cache?.find(key);
       const answer = (results: Json[]): Json => {
         const body: Json = { accounts: results };
         if (input.dry_run) body.dry_run = true;
         if (deps.options.sandbox) body.sandbox = true;
         return body;
       };
-      /** The answer, stored for replays as the transaction's last write (sent with its COMMIT, not waited for). */
-      const kept = (tx: Queryable, body: Json) => {
-        idempotency.keepWithin?.(tx, body).catch(() => {});
-        return body;
-      };
       // Accounts none of which this instance knows to exist: created, each in one INSERT that a taken natural key fails.
       // The answer is known before they run, so they, the idempotency record and COMMIT go in one round trip;
       // should one exist after all (or the key be taken), the transaction rolls back and the call runs again, reading first.
-      if (!input.dry_run && keys.every((k) => !existing.has(k) && !deps.cache?.find(k))) {
+      if (!input.dry_run && !keys.some(known)) {
         try {
           const created = await deps.db.transaction(async (tx) => {
             for (const row of fresh) insertAccount(tx, row, now).catch(() => {});
-            return kept(tx, answer(fresh.map((row) => ({ ...renderAccount(row), action: 'created' }))));
+            return keptWithin(idempotency, tx, answer(fresh.map((row) => ({ ...renderAccount(row), action: 'created' }))));
           });
-          for (const k of keys) seen(k);
+          seen.add(keys);
           return created;
         } catch (error) {
           if (!isUniqueViolation(error)) throw error;
@@ -103,8 +96,7 @@ export function syncAccountsTask(deps: AccountsDeps) {
           const row0 = fresh[i]!;
           // A new account is created in one statement; one already there (accounts are never removed, nor
           // their natural key changed: known here means it exists) is read and locked to compare.
-          const known = existing.has(keys[i]!) || deps.cache?.find(keys[i]!);
-          if (!input.dry_run && !known && (await insertAccount(tx, row0, now, true))) {
+          if (!input.dry_run && !known(keys[i]!) && (await insertAccount(tx, row0, now, true))) {
             out.push({ ...renderAccount(row0), action: 'created' });
             continue;
           }
@@ -118,7 +110,7 @@ export function syncAccountsTask(deps: AccountsDeps) {
             action = 'created';
             if (!input.dry_run) await insertAccount(tx, row, now);
           } else if (existingRow.billing !== a.billing || (a.payment_terms !== undefined && existingRow.payment_terms !== a.payment_terms)) {
-            seen(keys[i]!);
+            seen.add([keys[i]!]);
             row = { ...existingRow, billing: a.billing, payment_terms: a.payment_terms ?? existingRow.payment_terms };
             action = 'updated';
             if (!input.dry_run) {
@@ -127,7 +119,7 @@ export function syncAccountsTask(deps: AccountsDeps) {
                 WHERE account_id = ${row.account_id}::text`);
             }
           } else {
-            seen(keys[i]!);
+            seen.add([keys[i]!]);
             row = existingRow;
             action = 'unchanged';
           }
@@ -138,7 +130,7 @@ export function syncAccountsTask(deps: AccountsDeps) {
         }
         return out;
       };
-      return deps.db.transaction(async (tx) => kept(tx, answer(await sync(tx))));
+      return deps.db.transaction(async (tx) => keptWithin(idempotency, tx, answer(await sync(tx))));
     },
   });
 }

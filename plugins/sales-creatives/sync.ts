@@ -1,11 +1,12 @@
 import * as v from 'valibot';
 import { ProtocolError } from '../../core/errors.ts';
-import { defineTask, type Json } from '../../core/task.ts';
+import { defineTask, keptWithin, type Json } from '../../core/task.ts';
 import type { AssignablePackage, PreparedCreative } from '../../core/ports/seller-creatives.ts';
 import { accountRef, creative, versionFields } from '../../lib/adcp/request-fields.ts';
 import { fitsFormats } from '../../lib/adcp/format-ids.ts';
+import { BoundedSet } from '../../lib/bounded-set.ts';
 import type { CreativesDeps } from './deps.ts';
-import { isUniqueViolation, type Queryable } from '../../core/ports/database.ts';
+import { isUniqueViolation } from '../../core/ports/database.ts';
 import { formatKeys, insertNewCreatives, prepareCreatives, writeCreatives } from './library.ts';
 
 const assignmentInput = v.strictObject({
@@ -27,11 +28,7 @@ const KNOWN_MAX = 10_000;
 export function syncCreativesTask(deps: CreativesDeps) {
   // A creative seen in the library is synced with the upsert; one not seen is first tried as new (a forgotten
   // or removed one only costs its sync a failed first attempt).
-  const existing = new Set<string>();
-  const seen = (keys: readonly string[]) => {
-    if (existing.size + keys.length > KNOWN_MAX) existing.clear();
-    for (const k of keys) existing.add(k);
-  };
+  const seen = new BoundedSet(KNOWN_MAX);
   return defineTask({
     name: 'sync_creatives',
     description:
@@ -96,23 +93,20 @@ export function syncCreativesTask(deps: CreativesDeps) {
         if (deps.options.sandbox || account.sandbox) body.sandbox = true;
         return body;
       };
-      /** The answer, stored for replays as the transaction's last write (sent with its COMMIT, not waited for). */
-      const kept = (tx: Queryable, body: Json) => {
-        idempotency.keepWithin?.(tx, body).catch(() => {});
-        return body;
-      };
       const keys = prepared.map((p) => `${account.account_id}\n${p.input.creative_id}`);
+      // What a dry run answers, and a sync of creatives all new to the library.
+      const allCreated = new Map(prepared.map((p) => [p.input.creative_id, 'created' as const]));
       // Creatives none of which was seen in the library, and no assignment: inserted as new (each one's action
       // `created`), in a statement a creative already there fails. The answer is known before it runs, so it, the
       // idempotency record and COMMIT go without waiting; should one exist after all (or the key be taken), the
       // transaction rolls back and the upsert below runs.
-      if (!input.dry_run && !assignments.length && keys.every((k) => !existing.has(k))) {
+      if (!input.dry_run && !assignments.length && !keys.some((k) => seen.has(k))) {
         try {
           const body = await deps.db.transaction(async (tx) => {
             insertNewCreatives(tx, owner, account.account_id, prepared, now).catch(() => {});
-            return kept(tx, answer(new Map(prepared.map((p) => [p.input.creative_id, 'created' as const]))));
+            return keptWithin(idempotency, tx, answer(allCreated));
           });
-          seen(keys);
+          seen.add(keys);
           return body;
         } catch (error) {
           if (!isUniqueViolation(error)) throw error;
@@ -150,12 +144,12 @@ export function syncCreativesTask(deps: CreativesDeps) {
           }
         }
         if (packagesSide) await packagesSide.checkAssignable(tx, owner, [...new Set([...packages.values()].map((p) => p.media_buy_id))]);
-        if (input.dry_run) return kept(tx, answer(new Map(prepared.map((p) => [p.input.creative_id, 'created' as const]))));
+        if (input.dry_run) return keptWithin(idempotency, tx, answer(allCreated));
         const actions = await writeCreatives(tx, owner, account.account_id, prepared, now);
         if (packagesSide && assignments.length) await packagesSide.assign(tx, account.account_id, assignments, actor, now);
-        return kept(tx, answer(actions));
+        return keptWithin(idempotency, tx, answer(actions));
       });
-      if (!input.dry_run) seen(keys);
+      if (!input.dry_run) seen.add(keys);
       return body;
     },
   });

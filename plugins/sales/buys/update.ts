@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { sql } from '../../../core/sql.ts';
 import type { Queryable } from '../../../core/ports/database.ts';
 import { ProtocolError } from '../../../core/errors.ts';
-import { defineTask, type Json } from '../../../core/task.ts';
+import { defineTask, keptWithin, type Json } from '../../../core/task.ts';
 import type { SalesDeps } from '../deps.ts';
 import { accountRef, timestamp, versionFields } from '../../../lib/adcp/request-fields.ts';
 import { creativeAssignment, keptOverlay, money, packageRequest, pushConfig, reportingWebhook, targetingOverlay } from '../schemas.ts';
@@ -131,11 +131,6 @@ export function updateMediaBuyTask(deps: SalesDeps) {
       }
       const notes = [...[...matches.values()].flatMap((m) => (m.note ? [m.note] : [])), ...planned.flatMap((p) => (p.note ? [p.note] : []))];
 
-      /** The answer, stored for replays as the transaction's last write (sent with its COMMIT, not waited for). */
-      const kept = (tx: Queryable, answer: Json) => {
-        idempotency.keepWithin?.(tx, answer).catch(() => {});
-        return answer;
-      };
       await account;
       return deps.db.transaction(async (tx) => {
         // Statements on one connection run in order: the packages' read, sent behind the lock
@@ -422,7 +417,8 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         // waited for (their failure is the transaction's) and the answer for replays goes with them, COMMIT right behind.
         if (!fresh && !promotable(next, packages)) {
           for (const w of writes) w.catch(() => {});
-          return kept(
+          return keptWithin(
+            idempotency,
             tx,
             render(
               next,
@@ -434,7 +430,7 @@ export function updateMediaBuyTask(deps: SalesDeps) {
         const promoted = await promoteIfReady(tx, b.media_buy_id, actor, now, fresh ? undefined : { buy: next, packages });
         const after = promoted ?? next;
         const rows = fresh ? (await loadPackages(tx, [b.media_buy_id])).get(b.media_buy_id)! : packages.map((p) => written.get(p.package_id) ?? p);
-        return kept(tx, render(after, rows));
+        return keptWithin(idempotency, tx, render(after, rows));
       });
     },
   });

@@ -2,9 +2,24 @@
  * The statements a transaction issued and has not waited for. A statement still in flight when the
  * transaction's function returns is part of the transaction: COMMIT goes behind it (one round trip),
  * and its failure is the transaction's (DatabasePort.transaction). Both storage adapters keep one.
+ *
+ * Once the function has returned, the transaction takes no more statements (`closed`): one issued
+ * then would travel behind COMMIT, outside the transaction, on a connection that may already serve
+ * another. A function must issue every statement before it returns, even those it does not wait for.
  */
 export class InFlight {
   private readonly pending = new Set<Promise<unknown>>();
+  closed = false;
+
+  /** Told of each statement refused because the transaction was closed (the adapters log it: a defect of the caller). */
+  constructor(private readonly onLate?: (error: Error) => void) {}
+
+  /** The refusal of a statement issued once closed, reported to `onLate`. */
+  refuse(text: string): Promise<never> {
+    const error = lateStatement(text);
+    this.onLate?.(error);
+    return Promise.reject(error);
+  }
 
   /** `run`, tracked until it settles. */
   track<T>(run: Promise<T>): Promise<T> {
@@ -19,4 +34,10 @@ export class InFlight {
     for (const s of await Promise.allSettled([...this.pending])) if (s.status === 'rejected') return { error: s.reason };
     return undefined;
   }
+}
+
+function lateStatement(text: string): Error {
+  return new Error(
+    `a statement was issued after its transaction's function had returned (it would run outside the transaction): ${text.replace(/\s+/g, ' ').trim().slice(0, 120)}`,
+  );
 }

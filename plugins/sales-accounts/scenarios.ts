@@ -11,7 +11,7 @@ const ACCOUNT_STATUSES = ['active', 'pending_approval', 'rejected', 'payment_req
 
 async function sandboxAccount(tx: Queryable, principal: Principal, accountId: string) {
   const [a] = await tx.query<{ account_id: string; status: string; sandbox: boolean }>(
-    sql`SELECT account_id, status, sandbox FROM sales_accounts WHERE account_id = ${accountId}::text AND owner = ${principal.orgId}::text FOR UPDATE`,
+    sql`SELECT account_id, status, sandbox FROM sales_accounts WHERE account_id = ${accountId}::text AND owner = ${principal.orgId}::text FOR NO KEY UPDATE`,
   );
   if (!a) throw new ScenarioError('NOT_FOUND', `No account ${accountId} for this caller`, null);
   return a;

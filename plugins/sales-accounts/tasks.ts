@@ -102,7 +102,7 @@ export function syncAccountsTask(deps: AccountsDeps) {
           }
           const [existingRow] =
             await tx.query<AccountRow>(sql`SELECT * FROM sales_accounts WHERE owner = ${owner}::text AND brand_domain = ${a.brand.domain}::text
-            AND operator = ${a.operator}::text AND sandbox = ${sandbox(a)}::boolean FOR UPDATE`);
+            AND operator = ${a.operator}::text AND sandbox = ${sandbox(a)}::boolean FOR NO KEY UPDATE`);
           let row: AccountRow;
           let action: 'created' | 'updated' | 'unchanged';
           if (!existingRow) {

@@ -26,6 +26,7 @@ type PgliteSession = Pick<PGlite, 'query' | 'exec'>;
 function wrap(db: PgliteSession, inFlight?: InFlight): Queryable {
   return {
     query<T>(statement: SqlFragment): Promise<T[]> {
+      if (inFlight?.closed) return inFlight.refuse(statement.build().text);
       const run = runBuilt(statement, (text, values) => db.query<T>(text, values).then((r) => r.rows));
       return inFlight ? inFlight.track(run) : run;
     },
@@ -81,8 +82,13 @@ export function createPgliteDatabase(options: PgliteOptions, logger?: Logger): D
       const db = await open();
       return db.transaction(async (tx) => {
         if (options.schema) await tx.exec(`SET LOCAL search_path TO "${options.schema}", public`);
-        const inFlight = new InFlight();
-        const result = await fn(wrap(tx, inFlight));
+        const inFlight = new InFlight((error) => logger?.error({ err: error }, 'statement refused: its transaction had ended'));
+        let result: T;
+        try {
+          result = await fn(wrap(tx, inFlight));
+        } finally {
+          inFlight.closed = true;
+        }
         // A statement still in flight when fn resolves commits with the rest, or fails the transaction (as on Postgres).
         const failed = await inFlight.failure();
         if (failed) throw failed.error;

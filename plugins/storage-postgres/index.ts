@@ -49,6 +49,7 @@ function wrap(sql: Session, progress?: () => void, inFlight?: InFlight, lost?: {
       // A transaction's connection once lost takes nothing more: postgres.js would schedule the write
       // for a socket it has already dropped, and throw from a timer where nothing can catch it.
       if (lost?.lost) return Promise.reject(unavailable(new Error("the transaction's connection was lost")));
+      if (inFlight?.closed) return inFlight.refuse(statement.build().text);
       // Prepared (postgres.js' default for its own templates, off for `unsafe`): a statement
       // with parameters is parsed and described once per connection; unprepared, each run first
       // waits for a Describe round trip and stops the connection's pipeline until it returns.
@@ -152,11 +153,16 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
           arm();
           let ended = false;
           try {
-            const inFlight = new InFlight();
+            const inFlight = new InFlight((error) => logger?.error({ err: error }, 'statement refused: its transaction had ended'));
             // BEGIN is not a round trip of its own: it travels with the transaction's first statements,
             // and is in flight as they are (a function that waits for nothing has COMMIT sent right behind).
             inFlight.track(c.unsafe('BEGIN') as unknown as Promise<unknown>).catch(() => {});
-            const result = await fn(wrap(c, arm, inFlight, connection));
+            let result: T;
+            try {
+              result = await fn(wrap(c, arm, inFlight, connection));
+            } finally {
+              inFlight.closed = true;
+            }
             if (connection.lost) throw unavailable(new Error("the transaction's connection was lost"));
             // A statement still in flight when fn resolves (the idempotency record, written last) gets
             // COMMIT right behind it, in one round trip. Should it fail, the transaction is aborted and

@@ -90,6 +90,24 @@ export function databaseContract(name: string, make: () => Promise<DatabaseSubje
       expect((await db().query<{ id: number }>(sql`SELECT id FROM tx_last ORDER BY id`)).map((r) => r.id)).toEqual([1, 2]);
     });
 
+    test('a statement issued after the callback returned is refused, not run outside the transaction; the connection serves the next one clean', async () => {
+      await db().query(sql`CREATE TABLE IF NOT EXISTS tx_late (id int PRIMARY KEY)`);
+      let chain!: Promise<unknown>;
+      await db().transaction(async (tx) => {
+        // A write chained behind another, not waited for: its second statement comes after the callback returned.
+        chain = tx.query(sql`INSERT INTO tx_late VALUES (${1})`).then(() => tx.query(sql`INSERT INTO tx_late VALUES (${2})`));
+        chain.catch(() => {});
+      });
+      await expect(chain).rejects.toThrow(/after its transaction's function had returned/);
+      // Every connection of the pool is still usable and outside any transaction.
+      for (let i = 0; i < 4; i++) {
+        await db().transaction(async (tx) => {
+          await tx.query(sql`INSERT INTO tx_late VALUES (${10 + i})`);
+        });
+      }
+      expect((await db().query<{ id: number }>(sql`SELECT id FROM tx_late ORDER BY id`)).map((r) => r.id)).toEqual([1, 10, 11, 12, 13]);
+    });
+
     test('concurrent transactions incrementing one row lose no update', async () => {
       await db().query(sql`CREATE TABLE IF NOT EXISTS counter (id int PRIMARY KEY, n int NOT NULL)`);
       await db().query(sql`INSERT INTO counter VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET n = 0`);

@@ -237,7 +237,11 @@ export function createMediaBuyTask(deps: SalesDeps) {
           // The buy's rows (and the answer kept) go with the booking, and only its decision is waited for:
           // COMMIT follows them (one round trip); a failed write fails the transaction, a refused booking rolls it back.
           const booked = deps.adServer.book(tx, order);
-          for (const w of [write(tx, { ...buy, due_at: dueAt(buy, delayMs()) }), keep?.(tx, result)]) w?.catch(() => {});
+          const written = write(tx, { ...buy, due_at: dueAt(buy, delayMs()) });
+          for (const w of [booked, written, keep?.(tx, result)]) w?.catch(() => {});
+          // Inline creatives and their assignments are written one after another (each waits for the last):
+          // waited for, as every statement must be issued before the callback returns.
+          if (planned.some((p) => p.creatives.length || p.assignments.length)) await written;
           const booking = await booked;
           if (booking.decision === 'rejected')
             throw new ProtocolError(booking.code ?? 'POLICY_VIOLATION', `The seller refused this media buy: ${booking.reason}`, { recovery: 'terminal' });

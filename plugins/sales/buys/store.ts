@@ -150,7 +150,7 @@ export function toPackage(r: any): PackageRow {
 
 export async function loadBuy(q: Queryable, mediaBuyId: string, owner: string | null, lock = false): Promise<BuyRow | null> {
   const rows = await q.query(sql`SELECT * FROM sales_media_buys WHERE media_buy_id = ${mediaBuyId}::text
-    ${owner === null ? sql.empty : sql`AND owner = ${owner}::text`} ${lock ? sql`FOR UPDATE` : sql.empty}`);
+    ${owner === null ? sql.empty : sql`AND owner = ${owner}::text`} ${lock ? sql`FOR NO KEY UPDATE` : sql.empty}`);
   return rows[0] ? toBuy(rows[0]) : null;
 }
 

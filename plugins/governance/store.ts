@@ -52,8 +52,13 @@ const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v 
 
 export async function loadPlans(q: Queryable, owner: string, planIds: readonly string[], lock = false): Promise<Map<string, PlanRow>> {
   if (!planIds.length) return new Map();
-  const rows = await q.query<PlanRow>(sql`SELECT owner, plan_id, version, status, plan FROM governance_plans
-    WHERE owner = ${owner}::text AND plan_id = ANY(${[...planIds]}::text[]) ${lock ? sql`FOR UPDATE` : sql.empty}`);
+  // One plan (the usual call) by its whole key: a cached generic plan of `plan_id = ANY(...)`, made while the
+  // table was small, scans every plan of the owner (index on owner alone, plan_id filtered), slower with
+  // each plan added. Several are planned with each run's values.
+  const which = planIds.length === 1 ? sql`plan_id = ${planIds[0]}::text` : sql`plan_id = ANY(${[...planIds]}::text[])`;
+  const statement = sql`SELECT owner, plan_id, version, status, plan FROM governance_plans
+    WHERE owner = ${owner}::text AND ${which} ${lock ? sql`FOR UPDATE` : sql.empty}`;
+  const rows = await q.query<PlanRow>(planIds.length === 1 ? statement : sql.planEachRun(statement));
   return new Map(rows.map((r) => [r.plan_id, { ...r, version: Number(r.version) }]));
 }
 

@@ -22,7 +22,9 @@ export interface Migration {
  * - `query` binds parameters, never interpolates them.
  * - `transaction` commits when `fn` resolves and rolls back when it throws (the error is rethrown).
  *   A statement `fn` issued and left in flight is part of it: COMMIT goes right behind it (one round
- *   trip), and if it fails the transaction rolls back and throws its error.
+ *   trip), and if it fails the transaction rolls back and throws its error. Every statement must be
+ *   issued before `fn` resolves: one issued after (a chain of writes not waited for) is refused and
+ *   logged, as it would travel behind COMMIT, outside the transaction.
  *   Transactions run at READ COMMITTED; use row locks or advisory locks for ordering.
  * - `migrate` applies each (owner, version) exactly once, in version order, under an advisory
  *   lock so several instances starting together are safe; re-running is a no-op.

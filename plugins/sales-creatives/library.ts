@@ -93,7 +93,10 @@ export async function writeCreatives(
 /** Format keys of the account's library creatives among `creativeIds`. */
 export async function formatKeys(q: Queryable, accountId: string, creativeIds: readonly string[]): Promise<Map<string, string>> {
   if (!creativeIds.length) return new Map();
-  const rows = await q.query<{ creative_id: string; format_key: string }>(sql`SELECT creative_id, format_key FROM sales_creatives
-    WHERE account_id = ${accountId}::text AND creative_id = ANY(${[...creativeIds]}::text[])`);
+  // One index lookup per id (LATERAL, kept apart by OFFSET 0): a cached generic plan of `creative_id = ANY(...)`
+  // may read the whole library of the account (index on account_id alone, creative_id filtered).
+  const rows = await q.query<{ creative_id: string; format_key: string }>(sql`SELECT c.creative_id, c.format_key
+    FROM unnest(${[...new Set(creativeIds)]}::text[]) AS k(id),
+    LATERAL (SELECT creative_id, format_key FROM sales_creatives WHERE account_id = ${accountId}::text AND creative_id = k.id OFFSET 0) c`);
   return new Map(rows.map((r) => [r.creative_id, r.format_key]));
 }

@@ -79,8 +79,10 @@ export const creativePackages: CreativePackages = {
     const out = new Map<string, Array<{ package_id: string; assigned_at: Date }>>();
     if (!creativeIds.length) return out;
     const rows = await q.query<{ creative_id: string; package_id: string; created_at: Date }>(sql`
-      SELECT creative_id, package_id, created_at FROM sales_creative_assignments
-      WHERE account_id = ${accountId}::text AND creative_id = ANY(${[...creativeIds]}::text[]) ORDER BY created_at, package_id`);
+      SELECT a.creative_id, a.package_id, a.created_at FROM unnest(${[...new Set(creativeIds)]}::text[]) AS k(id),
+      LATERAL (SELECT creative_id, package_id, created_at FROM sales_creative_assignments
+        WHERE account_id = ${accountId}::text AND creative_id = k.id OFFSET 0) a
+      ORDER BY a.created_at, a.package_id`);
     for (const r of rows) {
       const list = out.get(r.creative_id) ?? [];
       list.push({ package_id: r.package_id, assigned_at: r.created_at });

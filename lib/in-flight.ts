@@ -21,6 +21,15 @@ export class InFlight {
     return Promise.reject(error);
   }
 
+  /** What `fn` resolves to; once it has settled, the transaction takes no more statements. */
+  async until<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } finally {
+      this.closed = true;
+    }
+  }
+
   /** `run`, tracked until it settles. */
   track<T>(run: Promise<T>): Promise<T> {
     this.pending.add(run);

@@ -1,4 +1,4 @@
-import { sql } from '../../core/sql.ts';
+import { sql, type SqlFragment } from '../../core/sql.ts';
 import type { Queryable } from '../../core/ports/database.ts';
 import type { GovernanceCondition, GovernanceFinding, GovernanceStatus } from '../../core/ports/governance.ts';
 import type { Plan } from './plan-schema.ts';
@@ -55,10 +55,11 @@ export async function loadPlans(q: Queryable, owner: string, planIds: readonly s
   // One plan (the usual call) by its whole key: a cached generic plan of `plan_id = ANY(...)`, made while the
   // table was small, scans every plan of the owner (index on owner alone, plan_id filtered), slower with
   // each plan added. Several are planned with each run's values.
-  const which = planIds.length === 1 ? sql`plan_id = ${planIds[0]}::text` : sql`plan_id = ANY(${[...planIds]}::text[])`;
-  const statement = sql`SELECT owner, plan_id, version, status, plan FROM governance_plans
+  const select = (which: SqlFragment) => sql`SELECT owner, plan_id, version, status, plan FROM governance_plans
     WHERE owner = ${owner}::text AND ${which} ${lock ? sql`FOR UPDATE` : sql.empty}`;
-  const rows = await q.query<PlanRow>(planIds.length === 1 ? statement : sql.planEachRun(statement));
+  const rows = await q.query<PlanRow>(
+    planIds.length === 1 ? select(sql`plan_id = ${planIds[0]}::text`) : sql.planEachRun(select(sql`plan_id = ANY(${[...planIds]}::text[])`)),
+  );
   return new Map(rows.map((r) => [r.plan_id, { ...r, version: Number(r.version) }]));
 }
 

@@ -83,12 +83,7 @@ export function createPgliteDatabase(options: PgliteOptions, logger?: Logger): D
       return db.transaction(async (tx) => {
         if (options.schema) await tx.exec(`SET LOCAL search_path TO "${options.schema}", public`);
         const inFlight = new InFlight((error) => logger?.error({ err: error }, 'statement refused: its transaction had ended'));
-        let result: T;
-        try {
-          result = await fn(wrap(tx, inFlight));
-        } finally {
-          inFlight.closed = true;
-        }
+        const result = await inFlight.until(() => fn(wrap(tx, inFlight)));
         // A statement still in flight when fn resolves commits with the rest, or fails the transaction (as on Postgres).
         const failed = await inFlight.failure();
         if (failed) throw failed.error;

@@ -157,12 +157,7 @@ export function createPostgresDatabase(options: PostgresOptions, logger?: Logger
             // BEGIN is not a round trip of its own: it travels with the transaction's first statements,
             // and is in flight as they are (a function that waits for nothing has COMMIT sent right behind).
             inFlight.track(c.unsafe('BEGIN') as unknown as Promise<unknown>).catch(() => {});
-            let result: T;
-            try {
-              result = await fn(wrap(c, arm, inFlight, connection));
-            } finally {
-              inFlight.closed = true;
-            }
+            const result = await inFlight.until(() => fn(wrap(c, arm, inFlight, connection)));
             if (connection.lost) throw unavailable(new Error("the transaction's connection was lost"));
             // A statement still in flight when fn resolves (the idempotency record, written last) gets
             // COMMIT right behind it, in one round trip. Should it fail, the transaction is aborted and

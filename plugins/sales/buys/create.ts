@@ -9,7 +9,7 @@ import { money, packageRequest, pushConfig, reportingWebhook } from '../schemas.
 import { checkMeasurementTerms } from '../measurement-terms.ts';
 import { sealChannel } from '../channels.ts';
 import { dueAt } from './due.ts';
-import { needsCreatives, planPackages, writePackages } from './packages.ts';
+import { needsCreatives, planPackages, writePackages, writtenInSteps } from './packages.ts';
 import { addHistory, insertBuy, loadBuy, loadPackages, newBuy, updateBuy, type BuyRow, type ChannelConfig, type ReportingConfig } from './store.ts';
 import { renderBuy } from './render.ts';
 import { requireAdServer } from '../upstream.ts';
@@ -239,9 +239,8 @@ export function createMediaBuyTask(deps: SalesDeps) {
           const booked = deps.adServer.book(tx, order);
           const written = write(tx, { ...buy, due_at: dueAt(buy, delayMs()) });
           for (const w of [booked, written, keep?.(tx, result)]) w?.catch(() => {});
-          // Inline creatives and their assignments are written one after another (each waits for the last):
-          // waited for, as every statement must be issued before the callback returns.
-          if (planned.some((p) => p.creatives.length || p.assignments.length)) await written;
+          // Packages written in steps are waited for: every statement must be issued before the callback returns.
+          if (planned.some(writtenInSteps)) await written;
           const booking = await booked;
           if (booking.decision === 'rejected')
             throw new ProtocolError(booking.code ?? 'POLICY_VIOLATION', `The seller refused this media buy: ${booking.reason}`, { recovery: 'terminal' });

@@ -185,6 +185,12 @@ export async function planPackages(
 
 const withoutCount = ({ creatives: _count, ...row }: PackageRow) => row;
 
+/**
+ * A package with inline creatives or assignments is written in several round trips, each waiting for the one
+ * before (the creatives, then their assignments); the others all go in one.
+ */
+export const writtenInSteps = (p: PlannedPackage) => p.creatives.length > 0 || p.assignments.length > 0;
+
 /** Write planned packages, their inline creatives and assignments (in the buy's transaction). */
 export async function writePackages(
   deps: SalesDeps,
@@ -195,7 +201,7 @@ export async function writePackages(
   now: Date,
 ): Promise<void> {
   // Packages without creatives (the usual buy) go in one round trip; inline creatives are written before their assignments.
-  const plain = planned.filter((p) => !p.creatives.length && !p.assignments.length);
+  const plain = planned.filter((p) => !writtenInSteps(p));
   await pipelined(plain.map((p) => insertPackage(tx, withoutCount(p.row))));
   for (const p of planned) {
     if (plain.includes(p)) continue;
